@@ -1,0 +1,120 @@
+# Argument checks shared by all fitting functions. Every failure is a classed
+# cli error (DESIGN.md section 4) so callers and tests can catch it by class.
+
+abort_input <- function(message, ..., class = NULL, call = .envir, .envir = parent.frame()) {
+  cli::cli_abort(message, ..., class = c(class, "noisylabels_error_input", "noisylabels_error"),
+                 call = call, .envir = .envir)
+}
+
+abort_numeric <- function(message, ..., class = NULL, call = .envir, .envir = parent.frame()) {
+  cli::cli_abort(message, ..., class = c(class, "noisylabels_error_numeric", "noisylabels_error"),
+                 call = call, .envir = .envir)
+}
+
+warn_convergence <- function(message, ..., .envir = parent.frame()) {
+  cli::cli_warn(message, ..., class = c("noisylabels_warning_convergence", "noisylabels_warning"),
+                .envir = .envir)
+}
+
+# Run a C++ entry point and turn its std::exception into a classed R error.
+call_core <- function(expr, call = parent.frame()) {
+  tryCatch(expr, error = function(e) {
+    if (inherits(e, "noisylabels_error")) stop(e)
+    abort_numeric(c("The C++ solver failed.", "x" = conditionMessage(e)), call = call)
+  })
+}
+
+check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,
+                         open_upper = FALSE, call = parent.frame()) {
+  ok <- is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x)
+  if (ok) ok <- if (open_lower) x > lower else x >= lower
+  if (ok) ok <- if (open_upper) x < upper else x <= upper
+  if (!ok) {
+    lo <- if (open_lower) "(" else "["
+    hi <- if (open_upper) ")" else "]"
+    abort_input("{.arg {arg}} must be a single finite number in {lo}{lower}, {upper}{hi}, not {.val {format(x)}}.",
+                call = call)
+  }
+  invisible(x)
+}
+
+check_count <- function(x, arg, lower = 1, call = parent.frame()) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x != round(x) || x < lower) {
+    abort_input("{.arg {arg}} must be a whole number >= {lower}.", call = call)
+  }
+  invisible(as.integer(x))
+}
+
+check_flag <- function(x, arg, call = parent.frame()) {
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) {
+    abort_input("{.arg {arg}} must be TRUE or FALSE.", call = call)
+  }
+  invisible(x)
+}
+
+# Numeric design matrix: no NA/NaN/Inf, at least `min_rows` rows.
+check_x_matrix <- function(x, arg = "x", min_rows = 1L, call = parent.frame()) {
+  if (is.data.frame(x)) {
+    bad <- names(x)[!vapply(x, is.numeric, logical(1))]
+    if (length(bad)) {
+      abort_input(c("{.arg {arg}} has non-numeric column{?s} {.val {bad}}.",
+                    "i" = "Use the formula interface to expand factors, or convert them first."),
+                  call = call)
+    }
+    x <- as.matrix(x)
+  }
+  if (is.vector(x) && is.numeric(x)) x <- matrix(x, ncol = 1L)
+  if (!is.matrix(x) || !is.numeric(x)) {
+    abort_input("{.arg {arg}} must be a numeric matrix or data frame, not {.cls {class(x)}}.",
+                call = call)
+  }
+  if (nrow(x) < min_rows) {
+    abort_input("{.arg {arg}} has {nrow(x)} row{?s}; at least {min_rows} are needed.", call = call)
+  }
+  if (ncol(x) < 1L) abort_input("{.arg {arg}} has no columns.", call = call)
+  if (anyNA(x)) {
+    where <- which(is.na(x), arr.ind = TRUE)[1, ]
+    abort_input(c("{.arg {arg}} contains NA/NaN values (first at row {where[1]}, column {where[2]}).",
+                  "i" = "Remove or impute them first."), call = call)
+  }
+  if (any(!is.finite(x))) {
+    abort_input("{.arg {arg}} contains infinite values.", call = call)
+  }
+  storage.mode(x) <- "double"
+  x
+}
+
+check_y_numeric <- function(y, n, arg = "y", call = parent.frame()) {
+  if (!is.numeric(y) || !is.null(dim(y)) && ncol(as.matrix(y)) != 1L) {
+    abort_input("{.arg {arg}} must be a numeric vector.", call = call)
+  }
+  y <- as.numeric(y)
+  if (length(y) != n) {
+    abort_input("{.arg {arg}} has length {length(y)} but {.arg x} has {n} row{?s}.", call = call)
+  }
+  if (anyNA(y)) abort_input("{.arg {arg}} contains NA/NaN values.", call = call)
+  if (any(!is.finite(y))) abort_input("{.arg {arg}} contains infinite values.", call = call)
+  if (stats::sd(y) == 0) {
+    abort_input("{.arg {arg}} is constant; there is nothing to model.", call = call)
+  }
+  y
+}
+
+# Refuse n x n problems that cannot fit in memory, before allocating anything.
+# `copies` is how many n x n double matrices the solver holds at once.
+check_dense_memory <- function(n, copies = 3, limit_gb = getOption("noisylabels.max_gb", 8),
+                               call = parent.frame()) {
+  need <- copies * 8 * as.double(n)^2 / 2^30
+  if (need > limit_gb) {
+    abort_input(c("n = {n} needs about {format(need, digits = 3)} GB for its {copies} dense {n} x {n} matrices.",
+                  "i" = "The limit is {limit_gb} GB (option {.code noisylabels.max_gb}).",
+                  "i" = "Subsample the data or raise the option if the machine has the memory."),
+                class = "noisylabels_error_memory", call = call)
+  }
+  invisible(need)
+}
+
+# Draw a seed for C++ from R's RNG so set.seed() reproduces a fit.
+draw_seed <- function() as.integer(stats::runif(1, 0, .Machine$integer.max))
+
+`%||%` <- function(a, b) if (is.null(a)) b else a

@@ -1,0 +1,71 @@
+// Covariance functions shared by gpr_loo, gpr_pursuit and gpc_ep.
+//
+// Hyperparameters live on the log scale, in this order:
+//   rbf, matern12, matern32, matern52: [log variance, log lengthscale_1..q]
+//       q = 1 (isotropic) or q = d (ARD)
+//   linear:                            [log variance, log bias]
+//       k(x, z) = bias + variance * x'z
+//   mixed (Kim & Ghahramani eq. 7-8):  [log v0, log v1, log v2, log l_1..q]
+//       k(x, z) = v0 exp(-1/2 sum_m l_m d_m(x_m, z_m)) + v1 + v2 delta(x, z)
+//       d_m = (x_m - z_m)^2 for continuous inputs, 1 - [x_m == z_m] for
+//       categorical ones; l_m are inverse squared length-scales; the nugget
+//       v2 is on the diagonal of the training Gram matrix and in diag() (a
+//       test point's own variance), never in cross().
+//
+// The gradient contract (DESIGN.md §3): given a symmetric weight matrix W,
+// gradient() returns g_j = 1/2 sum_kl W_kl dK_kl/dtheta_j for every log
+// hyperparameter in one pass over the pairs, without forming dK/dtheta_j.
+#pragma once
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+namespace noisylabels {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+enum class KernelType { Rbf, Matern12, Matern32, Matern52, Linear, Mixed };
+
+KernelType kernel_type_from_string(const std::string& name);
+
+class Kernel {
+ public:
+  // `ard`: one length-scale per input column; `categorical`: per column,
+  // true if categorical (mixed kernel only; empty = all continuous).
+  Kernel(KernelType type, int dim, bool ard, std::vector<bool> categorical = {});
+
+  KernelType type() const { return type_; }
+  int dim() const { return dim_; }
+  bool ard() const { return ard_; }
+  int n_par() const;
+  const VectorXd& log_par() const { return log_par_; }
+  void set_log_par(const VectorXd& p);
+
+  // K(X, X) including the nugget of the mixed kernel; X is n x d.
+  MatrixXd gram(const MatrixXd& x) const;
+  // K(X, Z) without nugget.
+  MatrixXd cross(const MatrixXd& x, const MatrixXd& z) const;
+  // k(x_i, x_i) for each row, including the nugget.
+  VectorXd diag(const MatrixXd& x) const;
+  // n x n_par matrix of d k(x_i, x_i) / d theta_j (for diagonal-scaled models).
+  MatrixXd diag_gradient(const MatrixXd& x) const;
+  // g_j = 1/2 sum_kl W_kl dK(X,X)_kl / dtheta_j; W symmetric n x n.
+  VectorXd gradient(const MatrixXd& x, const MatrixXd& w) const;
+
+ private:
+  // Value of k at a pair and (optionally) its log-parameter derivatives.
+  double pair(const double* a, const double* b, double* dk) const;
+  double length_scale(int m) const { return ard_ ? ls_[m] : ls_[0]; }
+  KernelType type_;
+  int dim_;
+  bool ard_;
+  std::vector<bool> categorical_;
+  VectorXd log_par_;
+  // cached natural-scale parameters
+  double variance_ = 1.0, bias_ = 0.0, nugget_ = 0.0;
+  std::vector<double> ls_;  // lengthscales (stationary) or l_m (mixed)
+};
+
+}  // namespace noisylabels

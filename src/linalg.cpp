@@ -1,0 +1,173 @@
+#include "linalg.h"
+
+#include <cmath>
+#include <cstddef>
+
+// LAPACK through the BLAS/LAPACK that R (or the benchmark build) links to.
+// Declared here with the gfortran hidden string-length arguments so that the
+// core needs no R header.
+extern "C" {
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info,
+             std::size_t uplo_len);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info,
+             std::size_t uplo_len);
+void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
+             int* info, std::size_t uplo_len, std::size_t diag_len);
+}
+
+namespace noisylabels {
+
+namespace {
+constexpr double kLog2Pi = 1.8378770664093454836;
+}
+
+bool Cholesky::try_factor(MatrixXd& work) {
+  const int n = static_cast<int>(work.rows());
+  if (n == 0) return true;
+  if (backend_ == CholBackend::Lapack) {
+    int info = 0;
+    dpotrf_("L", &n, work.data(), &n, &info, 1);
+    return info == 0;
+  }
+  Eigen::LLT<Eigen::Ref<MatrixXd>, Eigen::Lower> llt(work);
+  return llt.info() == Eigen::Success;
+}
+
+void Cholesky::factor_with_policy(MatrixXd& original, const JitterPolicy& policy) {
+  backend_ = policy.backend;
+  const int n = static_cast<int>(original.rows());
+  if (original.cols() != n) throw std::invalid_argument("Cholesky: matrix is not square");
+  for (int i = 0; i < n; ++i) {
+    if (!std::isfinite(original(i, i))) {
+      throw NumericalError("Cholesky: the matrix has non-finite diagonal entries");
+    }
+  }
+  const double mean_diag = n > 0 ? original.diagonal().mean() : 0.0;
+  double jitter = policy.base;
+  attempts_ = 0;
+  for (int attempt = 0; attempt <= policy.max_tries; ++attempt) {
+    ++attempts_;
+    factor_ = original;
+    if (jitter > 0) factor_.diagonal().array() += jitter;
+    if (try_factor(factor_)) {
+      jitter_ = jitter;
+      return;
+    }
+    double next = policy.first_relative * std::abs(mean_diag);
+    if (next <= 0) next = policy.first_relative;
+    jitter = (attempt == 0) ? policy.base + next : policy.base + (jitter - policy.base) * policy.growth;
+  }
+  throw NumericalError("Cholesky failed: the covariance matrix is not positive definite even with jitter " +
+                       std::to_string(jitter / policy.growth) +
+                       " added to its diagonal (check the inputs and hyperparameters)");
+}
+
+void Cholesky::compute(const MatrixXd& a, const JitterPolicy& policy) {
+  MatrixXd copy = a;
+  factor_with_policy(copy, policy);
+}
+
+void Cholesky::compute(MatrixXd&& a, const JitterPolicy& policy) {
+  MatrixXd original = std::move(a);
+  factor_with_policy(original, policy);
+}
+
+double Cholesky::logdet() const {
+  return 2.0 * factor_.diagonal().array().log().sum();
+}
+
+VectorXd Cholesky::solve_lower(const VectorXd& b) const {
+  return factor_.triangularView<Eigen::Lower>().solve(b);
+}
+
+VectorXd Cholesky::solve(const VectorXd& b) const {
+  VectorXd x = factor_.triangularView<Eigen::Lower>().solve(b);
+  factor_.triangularView<Eigen::Lower>().adjoint().solveInPlace(x);
+  return x;
+}
+
+MatrixXd Cholesky::solve(const MatrixXd& b) const {
+  MatrixXd x = factor_.triangularView<Eigen::Lower>().solve(b);
+  factor_.triangularView<Eigen::Lower>().adjoint().solveInPlace(x);
+  return x;
+}
+
+VectorXd Cholesky::inverse_diagonal() const {
+  const int n = this->n();
+  MatrixXd linv;
+  if (backend_ == CholBackend::Lapack) {
+    linv = factor_;
+    int info = 0;
+    dtrtri_("L", "N", &n, linv.data(), &n, &info, 1, 1);
+    if (info != 0) throw NumericalError("dtrtri failed: singular Cholesky factor");
+  } else {
+    linv = factor_.triangularView<Eigen::Lower>().solve(MatrixXd::Identity(n, n));
+  }
+  // Column i of L^{-1} is zero above row i.
+  VectorXd d(n);
+  for (int i = 0; i < n; ++i) d(i) = linv.col(i).tail(n - i).squaredNorm();
+  return d;
+}
+
+MatrixXd Cholesky::inverse() const {
+  const int n = this->n();
+  MatrixXd inv;
+  if (backend_ == CholBackend::Lapack) {
+    inv = factor_;
+    int info = 0;
+    dpotri_("L", &n, inv.data(), &n, &info, 1);
+    if (info != 0) throw NumericalError("dpotri failed: singular Cholesky factor");
+    inv.triangularView<Eigen::StrictlyUpper>() = inv.adjoint();
+  } else {
+    MatrixXd linv = factor_.triangularView<Eigen::Lower>().solve(MatrixXd::Identity(n, n));
+    inv.noalias() = linv.adjoint() * linv.triangularView<Eigen::Lower>();
+  }
+  return inv;
+}
+
+void Cholesky::rank_one_update(const VectorXd& v, double sigma) {
+  const int n = this->n();
+  if (v.size() != n) throw std::invalid_argument("rank_one_update: length mismatch");
+  if (sigma == 0) return;
+  VectorXd w = v * std::sqrt(std::abs(sigma));
+  const double sign = sigma > 0 ? 1.0 : -1.0;
+  int start = 0;
+  while (start < n && w(start) == 0.0) ++start;
+  for (int k = start; k < n; ++k) {
+    const double lkk = factor_(k, k);
+    const double r2 = lkk * lkk + sign * w(k) * w(k);
+    if (!(r2 > 0)) throw NumericalError("Cholesky downdate: the result is not positive definite");
+    const double r = std::sqrt(r2);
+    const double c = r / lkk;
+    const double s = w(k) / lkk;
+    factor_(k, k) = r;
+    const int m = n - k - 1;
+    if (m > 0) {
+      auto col = factor_.col(k).tail(m);
+      auto wt = w.tail(m);
+      col = (col + sign * s * wt) / c;
+      wt = c * wt - s * col;
+    }
+  }
+}
+
+void Cholesky::diagonal_update(int i, double delta) {
+  VectorXd e = VectorXd::Zero(n());
+  e(i) = 1.0;
+  rank_one_update(e, delta);
+}
+
+LooQuantities loo_quantities(const Cholesky& chol, const VectorXd& r) {
+  LooQuantities q;
+  q.alpha = chol.solve(r);
+  q.inverse_diagonal = chol.inverse_diagonal();
+  q.residual = q.alpha.array() / q.inverse_diagonal.array();
+  q.variance = q.inverse_diagonal.array().inverse();
+  return q;
+}
+
+double gaussian_nll(const Cholesky& chol, const VectorXd& r, const VectorXd& alpha) {
+  return 0.5 * r.dot(alpha) + 0.5 * chol.logdet() + 0.5 * r.size() * kLog2Pi;
+}
+
+}  // namespace noisylabels

@@ -1,0 +1,75 @@
+// Glue: the linalg module exposed for tests and benchmarks.
+#include "optimize.h"
+#include "noisylabels_types.h"
+#include "rcpp_common.h"
+#include "rcpp_monitor.h"
+
+using namespace noisylabels;
+
+// Factor A and return the LOO quantities for targets r (R&W eq. 5.12).
+// [[Rcpp::export(.chol_loo)]]
+Rcpp::List chol_loo_cpp(const MapMat a, const MapVec r, std::string backend = "lapack",
+                        double base_jitter = 0.0) {
+  JitterPolicy policy;
+  policy.backend = backend_from_string(backend);
+  policy.base = base_jitter;
+  Cholesky chol{Eigen::MatrixXd(a), policy};
+  LooQuantities q = loo_quantities(chol, r);
+  return Rcpp::List::create(
+      Rcpp::Named("logdet") = chol.logdet(), Rcpp::Named("alpha") = q.alpha,
+      Rcpp::Named("inverse_diagonal") = q.inverse_diagonal, Rcpp::Named("loo_residual") = q.residual,
+      Rcpp::Named("loo_variance") = q.variance, Rcpp::Named("nll") = gaussian_nll(chol, r, q.alpha),
+      Rcpp::Named("jitter") = chol.jitter(), Rcpp::Named("attempts") = chol.attempts(),
+      Rcpp::Named("factor") = Eigen::MatrixXd(chol.factor().triangularView<Eigen::Lower>()));
+}
+
+// [[Rcpp::export(.chol_inverse)]]
+Eigen::MatrixXd chol_inverse_cpp(const MapMat a, std::string backend = "lapack") {
+  JitterPolicy policy;
+  policy.backend = backend_from_string(backend);
+  return Cholesky(Eigen::MatrixXd(a), policy).inverse();
+}
+
+// Lower factor of A + sigma v v' obtained by updating the factor of A.
+// [[Rcpp::export(.chol_rank_one)]]
+Eigen::MatrixXd chol_rank_one_cpp(const MapMat a, const MapVec v, double sigma) {
+  Cholesky chol{Eigen::MatrixXd(a)};
+  chol.rank_one_update(v, sigma);
+  return Eigen::MatrixXd(chol.factor().triangularView<Eigen::Lower>());
+}
+
+// Timing helper for inst/bench: factor + diag-inverse (+ full inverse) `reps` times.
+// [[Rcpp::export(.chol_timing)]]
+double chol_timing_cpp(const MapMat a, std::string backend, bool full_inverse, int reps) {
+  JitterPolicy policy;
+  policy.backend = backend_from_string(backend);
+  double checksum = 0;
+  for (int r = 0; r < reps; ++r) {
+    Cholesky chol{Eigen::MatrixXd(a), policy};
+    if (full_inverse) checksum += chol.inverse()(0, 0);
+    else checksum += chol.inverse_diagonal()(0);
+  }
+  return checksum;
+}
+
+// Minimise an R function fn(x) -> list(value, gradient) within bounds (tests).
+// [[Rcpp::export(.minimize_box)]]
+Rcpp::List minimize_box_cpp(Rcpp::Function fn, Eigen::VectorXd x0, Eigen::VectorXd lower,
+                            Eigen::VectorXd upper, int max_iter = 500) {
+  Objective obj = [&fn](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    Rcpp::List out = fn(Rcpp::wrap(x));
+    g = Rcpp::as<Eigen::VectorXd>(out["gradient"]);
+    return Rcpp::as<double>(out["value"]);
+  };
+  BoxOptions opt;
+  opt.max_iter = max_iter;
+  opt.pgtol = 1e-8;
+  opt.ftol = 1e-14;
+  RMonitor monitor;
+  BoxResult r = minimize_box(obj, x0, lower, upper, opt, monitor);
+  return Rcpp::List::create(Rcpp::Named("par") = r.x, Rcpp::Named("value") = r.value,
+                            Rcpp::Named("iterations") = r.iterations,
+                            Rcpp::Named("evaluations") = r.evaluations,
+                            Rcpp::Named("converged") = r.converged,
+                            Rcpp::Named("message") = r.message);
+}

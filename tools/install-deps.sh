@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install everything noisylabels needs on a fresh Debian machine with R:
+# system tools, Debian r-cran-* binaries where they exist, CRAN for the rest.
+# Idempotent: does nothing (in about a second) when all is present.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+# System tools and libraries (check/bench/vignette tooling, fast BLAS).
+DEB_SYS="pandoc qpdf cmake libbenchmark-dev libopenblas0-pthread make g++ bzip2 xz-utils"
+# R packages available as Debian binaries (Imports, LinkingTo, Suggests, tooling).
+DEB_R="r-cran-rcpp r-cran-rcppeigen r-cran-cli r-cran-generics r-cran-matrix \
+r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-testthat \
+r-cran-kernlab r-cran-mclust r-cran-glmnet r-cran-future r-cran-future.apply \
+r-cran-mass r-cran-mlbench r-cran-bench r-cran-pkgbuild"
+# R packages only on CRAN.
+CRAN_R="LiblineaR hetGP"
+
+missing=""
+for p in $DEB_SYS $DEB_R; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "install-deps: apt-get install$missing"
+  if [ ! -d /var/lib/apt/lists ] || [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ]; then
+    $SUDO apt-get update -qq
+  fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+    || { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing; }
+fi
+
+Rscript --vanilla -e '
+pk <- strsplit(commandArgs(TRUE)[1], " ")[[1]]
+need <- pk[!vapply(pk, requireNamespace, logical(1), quietly = TRUE)]
+if (length(need)) {
+  message("install-deps: from CRAN: ", paste(need, collapse = " "))
+  lib <- .libPaths()[1]
+  if (file.access(lib, 2) != 0) lib <- Sys.getenv("R_LIBS_USER")
+  dir.create(lib, recursive = TRUE, showWarnings = FALSE)
+  install.packages(need, lib = lib, repos = "https://cloud.r-project.org", Ncpus = 2)
+  bad <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
+  if (length(bad)) stop("could not install: ", paste(bad, collapse = " "))
+}' "$CRAN_R"
+echo "install-deps: all dependencies present"

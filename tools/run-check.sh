@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# R CMD build + R CMD check --as-cran (no manual); then print one line
+# "N passed, N failed, N skipped" from the testthat results.
+# Exit status is non-zero if check gives an ERROR or WARNING or a test failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=check
+rm -rf "$out"; mkdir -p "$out"
+pkg=$(sed -n 's/^Package: //p' DESCRIPTION)
+
+echo "== R CMD build"
+( cd "$out" && R CMD build --no-manual .. ) > "$out/build.log" 2>&1
+status=$?
+tail -n 5 "$out/build.log"
+tarball=$(ls "$out"/"$pkg"_*.tar.gz 2>/dev/null | head -n 1)
+if [ $status -ne 0 ] || [ -z "$tarball" ]; then
+  cat "$out/build.log"; echo "0 passed, 1 failed"; exit 1
+fi
+
+echo "== R CMD check --as-cran"
+# No network time/URL checks in CI; a fresh tarball is always a 'new submission'.
+export _R_CHECK_CRAN_INCOMING_REMOTE_=false
+export _R_CHECK_CRAN_INCOMING_=false
+export _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false
+export NOT_CRAN=${NOT_CRAN:-true}
+( cd "$out" && R CMD check --as-cran --no-manual "$(basename "$tarball")" ) > "$out/check.log" 2>&1
+cat "$out/check.log"
+
+rdir="$out/$pkg.Rcheck"
+summary=$(grep -h '^noisylabels-tests: ' "$rdir"/tests/testthat.Rout* 2>/dev/null | tail -n 1 | sed 's/^noisylabels-tests: //')
+if grep -q 'Status:.*ERROR' "$out/check.log" || grep -q 'Status:.*WARNING' "$out/check.log"; then
+  failed_check=1
+else
+  failed_check=0
+fi
+if [ -z "$summary" ]; then
+  echo "(no testthat summary found: tests did not run)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+echo "$summary"
+nfail=$(echo "$summary" | sed -n 's/.*passed, \([0-9]*\) failed.*/\1/p')
+if [ "${nfail:-1}" != 0 ] || [ $failed_check = 1 ]; then exit 1; fi
+exit 0
