@@ -21,6 +21,8 @@
 #' @importFrom generics tidy glance augment
 "_PACKAGE"
 
+utils::globalVariables(".data")
+
 #' @export
 generics::tidy
 #' @export

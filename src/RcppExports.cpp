@@ -12,6 +12,73 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// gpr_loo_fit_cpp
+Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0, const MapMat starts, const MapVec lower, const MapVec upper, Rcpp::List options);
+RcppExport SEXP _noisylabels_gpr_loo_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP startsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP optionsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type sigma0(sigma0SEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type starts(startsSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_loo_fit_cpp(x, y, spec, sigma0, starts, lower, upper, options));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpr_loo_eval_cpp
+Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma, Rcpp::List options);
+RcppExport SEXP _noisylabels_gpr_loo_eval_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigmaSEXP, SEXP optionsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_loo_eval_cpp(x, y, spec, sigma, options));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpr_loo_sweeps_cpp
+Rcpp::List gpr_loo_sweeps_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0, Rcpp::List options, int sweeps);
+RcppExport SEXP _noisylabels_gpr_loo_sweeps_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP optionsSEXP, SEXP sweepsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type sigma0(sigma0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    Rcpp::traits::input_parameter< int >::type sweeps(sweepsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_loo_sweeps_cpp(x, y, spec, sigma0, options, sweeps));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_predict_cpp
+Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise, const MapMat xnew, bool want_var, double jitter, std::string backend);
+RcppExport SEXP _noisylabels_gp_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP xnewSEXP, SEXP want_varSEXP, SEXP jitterSEXP, SEXP backendSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type noise(noiseSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type xnew(xnewSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_var(want_varSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_predict_cpp(x, y, spec, noise, xnew, want_var, jitter, backend));
+    return rcpp_result_gen;
+END_RCPP
+}
 // kernel_gram_cpp
 Eigen::MatrixXd kernel_gram_cpp(const MapMat x, Rcpp::List spec);
 RcppExport SEXP _noisylabels_kernel_gram_cpp(SEXP xSEXP, SEXP specSEXP) {
@@ -144,6 +211,10 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 8},
+    {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
+    {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
+    {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 8},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},

@@ -1,0 +1,235 @@
+#' Methods for gpr_loo fits
+#'
+#' `predict()` returns the posterior mean of f at `newdata` (the training
+#' inputs by default); with `se.fit = TRUE` a list with `fit`, `se.fit` (sd of
+#' f) and `se.obs` (sd of a new observation: f plus the homoscedastic noise
+#' level `noise_level`, since a new point's own noise variance is unknown).
+#'
+#' @param object,x A `gpr_loo` fit.
+#' @param newdata Data frame (formula fits) or matrix of new inputs.
+#' @param type Only `"response"`.
+#' @param se.fit Return standard errors too?
+#' @param alpha Tail probability of the flag rule (see [gpr_loo()]).
+#' @param threshold Optional absolute threshold on `noise_var` that replaces
+#'   the default flag rule.
+#' @param data Original data for `augment()` (defaults to the fitted inputs).
+#' @param which For `plot()`: `"fit"` (1-D inputs: data, band, flagged
+#'   points), `"scores"` (sorted noise scores) or `"trace"` (objective against
+#'   factorisations).
+#' @param ... Unused.
+#' @return See each generic.
+#' @name gpr_loo-methods
+#' @examples
+#' set.seed(2)
+#' d <- sim_tang1d()
+#' fit <- gpr_loo(d$data["x"], d$data$y, restarts = 2)
+#' predict(fit, data.frame(x = c(-0.5, 0, 0.5)), se.fit = TRUE)
+#' summary(fit)
+#' glance(fit)
+#' plot(fit)
+NULL
+
+#' @rdname gpr_loo-methods
+#' @export
+predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit = FALSE, ...) {
+  type <- match.arg(type)
+  xnew <- gp_newdata_matrix(object, newdata)
+  noise_std <- pmax(object$noise_var / object$y_scale^2, object$control$sigma_floor)
+  ys <- (object$y - object$y_center) / object$y_scale
+  pr <- call_core(.gp_predict(object$x, ys, kernel_spec(object$kernel), noise_std, xnew,
+                              isTRUE(se.fit), object$control$jitter, object$control$backend))
+  fit <- object$y_center + object$y_scale * pr$mean
+  if (!isTRUE(se.fit)) return(fit)
+  se_f <- sqrt(pr$var) * object$y_scale
+  list(fit = fit, se.fit = se_f, se.obs = sqrt(se_f^2 + object$noise_level))
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+fitted.gpr_loo <- function(object, ...) object$fitted.values
+
+#' @rdname gpr_loo-methods
+#' @export
+residuals.gpr_loo <- function(object, ...) object$residuals
+
+#' @rdname gpr_loo-methods
+#' @export
+coef.gpr_loo <- function(object, ...) {
+  tk <- kernel_tidy(object$kernel)
+  stats::setNames(tk$estimate, tk$term)
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+logLik.gpr_loo <- function(object, ...) {
+  df <- object$n_free + switch(object$noise, full = length(object$y), uniform = 1L, none = 0L)
+  structure(object$loglik, df = df, nobs = length(object$y), class = "logLik")
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+nobs.gpr_loo <- function(object, ...) length(object$y)
+
+#' @rdname gpr_loo-methods
+#' @export
+noise_scores.gpr_loo <- function(object, ...) object$noise_var
+
+# Flags of the documented rule (see ?gpr_loo, "Noise scores and flags").
+gpr_loo_flags <- function(object, alpha = 0.01, threshold = NULL) {
+  if (!is.null(threshold)) {
+    check_number(threshold, "threshold", 0)
+    return(object$noise_var > threshold)
+  }
+  check_number(alpha, "alpha", 0, 1, open_lower = TRUE, open_upper = TRUE)
+  if (object$noise == "none") return(rep(FALSE, length(object$y)))
+  q <- stats::qchisq(1 - alpha, df = 1)
+  object$loo_residual^2 > q * (object$loo_sd^2 + object$noise_level)
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+label_issues.gpr_loo <- function(object, alpha = 0.01, threshold = NULL, ...) {
+  flag <- gpr_loo_flags(object, alpha, threshold)
+  new_label_issues(seq_along(object$y), object$noise_var, flag,
+                   y = object$y, fitted = object$fitted.values,
+                   loo_residual = object$loo_residual, loo_sd = object$loo_sd)
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+print.gpr_loo <- function(x, ...) {
+  n <- length(x$y)
+  cli::cat_line(sprintf("GP regression with %s noise (gpr_loo), n = %d", switch(x$noise,
+    full = "per-label", uniform = "uniform", none = "no"), n))
+  cli::cat_line(sprintf("  kernel: %s; %s", x$kernel$type,
+                        paste(sprintf("%s = %s", names(coef(x)), format(signif(coef(x), 4))), collapse = ", ")))
+  cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
+                        x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
+  cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d factorisations (solver: %s)",
+                        if (x$converged) "converged" else "NOT converged", x$outer_iterations,
+                        if (x$outer_iterations == 1) "" else "s", x$sweeps, x$factorizations, x$solver))
+  if (x$jitter > 0) cli::cat_line(sprintf("  jitter added: %.3g", x$jitter))
+  invisible(x)
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+summary.gpr_loo <- function(object, ...) {
+  li <- label_issues(object)
+  structure(list(
+    call = object$call, n = length(object$y), noise = object$noise, solver = object$solver,
+    kernel = kernel_tidy(object$kernel), loglik = object$loglik, noise_level = object$noise_level,
+    noise_var = stats::quantile(object$noise_var, c(0, 0.25, 0.5, 0.75, 1)),
+    top = utils::head(as.data.frame(unclass(li)), 5), n_flagged = sum(li$flagged),
+    converged = object$converged, outer_iterations = object$outer_iterations,
+    sweeps = object$sweeps, factorizations = object$factorizations,
+    fallbacks = object$fallbacks, jitter = object$jitter
+  ), class = "summary.gpr_loo")
+}
+
+#' @export
+print.summary.gpr_loo <- function(x, ...) {
+  cli::cat_line("GP regression with per-label noise (Tang, Zhu & de Jong)")
+  cli::cat_line(sprintf("n = %d, noise model: %s, solver: %s", x$n, x$noise, x$solver))
+  cli::cat_line("\nKernel hyperparameters:")
+  print(x$kernel, row.names = FALSE, digits = 4)
+  cli::cat_line(sprintf("\nLog-likelihood: %.6g   homoscedastic noise level: %.4g", x$loglik, x$noise_level))
+  cli::cat_line("Noise variance quantiles:")
+  print(signif(x$noise_var, 4))
+  cli::cat_line(sprintf("\n%d label%s flagged; highest scores:", x$n_flagged, if (x$n_flagged == 1) "" else "s"))
+  print(x$top, row.names = FALSE, digits = 4)
+  cli::cat_line(sprintf("\n%s: %d rounds, %d sweeps, %d factorisations, %d rejected steps, jitter %.3g",
+                        if (x$converged) "Converged" else "Not converged", x$outer_iterations,
+                        x$sweeps, x$factorizations, x$fallbacks, x$jitter))
+  invisible(x)
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+tidy.gpr_loo <- function(x, ...) {
+  out <- kernel_tidy(x$kernel)
+  rbind(out, data.frame(term = "noise_level", estimate = x$noise_level, fixed = FALSE))
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+glance.gpr_loo <- function(x, ...) {
+  data.frame(nobs = length(x$y), logLik = x$loglik, AIC = stats::AIC(logLik(x)),
+             noise = x$noise, noise_level = x$noise_level, n_flagged = sum(gpr_loo_flags(x)),
+             converged = x$converged, rounds = x$outer_iterations, sweeps = x$sweeps,
+             factorizations = x$factorizations, jitter = x$jitter, stringsAsFactors = FALSE)
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+augment.gpr_loo <- function(x, data = NULL, ...) {
+  base <- if (is.null(data)) as.data.frame(x$x) else as.data.frame(data)
+  if (nrow(base) != length(x$y)) abort_input("{.arg data} must have the {length(x$y)} training rows.")
+  base$.response <- x$y
+  base$.fitted <- x$fitted.values
+  base$.resid <- x$residuals
+  base$.noise_var <- x$noise_var
+  base$.loo_resid <- x$loo_residual
+  base$.loo_sd <- x$loo_sd
+  base$.flagged <- gpr_loo_flags(x)
+  base
+}
+
+#' @rdname gpr_loo-methods
+#' @export
+plot.gpr_loo <- function(x, which = c("fit", "scores", "trace"), ...) {
+  which <- match.arg(which)
+  if (which == "fit" && ncol(x$x) != 1) which <- "scores"
+  flag <- gpr_loo_flags(x)
+  if (which == "fit") {
+    xs <- x$x[, 1]
+    grid <- seq(min(xs), max(xs), length.out = 200)
+    pr <- predict(x, if (is.null(x$terms)) matrix(grid) else stats::setNames(data.frame(grid), colnames(x$x)),
+                  se.fit = TRUE)
+    yl <- range(c(x$y, pr$fit - 2 * pr$se.obs, pr$fit + 2 * pr$se.obs))
+    graphics::plot(xs, x$y, pch = ifelse(flag, 4, 16), col = ifelse(flag, "firebrick", "grey30"),
+                   ylim = yl, xlab = colnames(x$x)[1] %||% "x", ylab = "y",
+                   main = "gpr_loo: fit and flagged labels")
+    graphics::polygon(c(grid, rev(grid)), c(pr$fit - 2 * pr$se.obs, rev(pr$fit + 2 * pr$se.obs)),
+                      col = grDevices::adjustcolor("steelblue", 0.2), border = NA)
+    graphics::lines(grid, pr$fit, col = "steelblue", lwd = 2)
+    graphics::legend("topleft", c("label", "flagged", "mean +- 2 sd (obs.)"), pch = c(16, 4, NA),
+                     lty = c(NA, NA, 1), col = c("grey30", "firebrick", "steelblue"), bty = "n")
+  } else if (which == "scores") {
+    o <- order(x$noise_var, decreasing = TRUE)
+    graphics::plot(seq_along(o), x$noise_var[o], type = "h", col = ifelse(flag[o], "firebrick", "grey40"),
+                   xlab = "labels, by decreasing score", ylab = "noise variance",
+                   main = "gpr_loo: per-label noise variances")
+  } else {
+    graphics::plot(x$trace_factorizations, x$trace, type = "l", xlab = "factorisations",
+                   ylab = "objective J", main = "gpr_loo: objective trace")
+  }
+  invisible(x)
+}
+
+#' @rdname gpr_loo-methods
+#' @exportS3Method ggplot2::autoplot
+autoplot.gpr_loo <- function(object, ...) {
+  if (!requireNamespace("ggplot2", quietly = TRUE)) abort_input("{.fn autoplot} needs the ggplot2 package.")
+  df <- augment(object)
+  if (ncol(object$x) == 1) {
+    df$x <- object$x[, 1]
+    grid <- seq(min(df$x), max(df$x), length.out = 200)
+    nd <- if (is.null(object$terms)) matrix(grid) else stats::setNames(data.frame(grid), colnames(object$x))
+    pr <- predict(object, nd, se.fit = TRUE)
+    band <- data.frame(x = grid, fit = pr$fit, lo = pr$fit - 2 * pr$se.obs, hi = pr$fit + 2 * pr$se.obs)
+    ggplot2::ggplot(df, ggplot2::aes(x = .data$x, y = .data$.response)) +
+      ggplot2::geom_ribbon(data = band, ggplot2::aes(x = .data$x, ymin = .data$lo, ymax = .data$hi),
+                           inherit.aes = FALSE, fill = "steelblue", alpha = 0.2) +
+      ggplot2::geom_line(data = band, ggplot2::aes(x = .data$x, y = .data$fit), colour = "steelblue") +
+      ggplot2::geom_point(ggplot2::aes(colour = .data$.flagged, size = .data$.noise_var)) +
+      ggplot2::scale_colour_manual(values = c(`FALSE` = "grey30", `TRUE` = "firebrick")) +
+      ggplot2::labs(x = colnames(object$x)[1] %||% "x", y = "y", colour = "flagged", size = "noise var")
+  } else {
+    df$rank <- rank(-df$.noise_var, ties.method = "first")
+    ggplot2::ggplot(df, ggplot2::aes(x = .data$rank, y = .data$.noise_var, colour = .data$.flagged)) +
+      ggplot2::geom_point() +
+      ggplot2::scale_colour_manual(values = c(`FALSE` = "grey30", `TRUE` = "firebrick")) +
+      ggplot2::labs(x = "label rank", y = "noise variance", colour = "flagged")
+  }
+}

@@ -1,0 +1,118 @@
+// GP regression with one noise variance per label (Tang, Zhu & de Jong 2021).
+//
+// Model: y = f(x) + eps_i, eps_i ~ N(0, sigma_i), f ~ GP(0, k_theta); the
+// covariance of y is C = K_theta + diag(sigma). Objective (paper eq. 3 and 17,
+// halved so that it is the usual negative log marginal likelihood):
+//   J(sigma, theta) = 1/2 [ y'C^{-1}y + log|C| + lambda sum_i sigma_i^p ] + n/2 log 2pi.
+// sigma is fitted by sweeps with theta fixed, theta by box L-BFGS with sigma
+// fixed, alternating (block coordinate descent, paper §4.1).
+#pragma once
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+#include "linalg.h"
+#include "monitor.h"
+
+namespace noisylabels {
+
+enum class NoiseModel { Full, Uniform, None };
+enum class SigmaSolver { Multiplicative, Jacobi };
+
+struct GprLooOptions {
+  NoiseModel noise = NoiseModel::Full;
+  SigmaSolver solver = SigmaSolver::Jacobi;
+  double lambda = 0.0;        // l_p penalty weight (eq. 17)
+  double p = 1.0;             // l_p exponent
+  double sigma_floor = 1e-8;  // sigma_i >= floor: 0 is absorbing for eq. 8
+  double damping = 0.8;       // Jacobi step size omega (inst/bench/gpr_loo_solvers.R)
+  int max_sweeps = 200;       // sigma sweeps per outer round
+  int max_outer = 30;         // alternating rounds
+  int max_hyper_iter = 50;    // L-BFGS iterations per theta step
+  double tol_sweep = 1e-10;   // relative J change that ends the sweeps
+  double tol_outer = 1e-8;    // relative J change that ends the alternation
+  bool learn_hyper = true;
+  JitterPolicy jitter;
+};
+
+// State of one evaluation of C = K + diag(sigma) at the current point.
+struct GprLooEval {
+  Cholesky chol;
+  VectorXd alpha;        // C^{-1} y
+  VectorXd inv_diag;     // diag(C^{-1})
+  double objective = 0;  // J
+};
+
+struct GprLooResult {
+  VectorXd sigma;
+  VectorXd log_par;
+  double objective = 0;
+  std::vector<double> trace;           // J after every sweep / theta step
+  std::vector<int> trace_factorizations;  // cumulative factorizations at each trace entry
+  int factorizations = 0;
+  int sweeps = 0;
+  int outer_iterations = 0;
+  int fallbacks = 0;          // Jacobi steps rejected (non-monotone) and redone
+  bool converged = false;
+  double max_jitter = 0;
+  VectorXd alpha, inv_diag;   // at the solution
+  int restart = 0;            // which start gave the result
+  std::vector<double> restart_objectives;
+};
+
+class GprLoo {
+ public:
+  GprLoo(const MatrixXd& x, const VectorXd& y, const Kernel& kernel, const GprLooOptions& options);
+
+  // Objective and factor at the given sigma and current theta.
+  GprLooEval evaluate(const VectorXd& sigma);
+  // One sigma sweep from `eval` (which must belong to `sigma`); returns the new
+  // sigma and its evaluation, guaranteeing J does not increase.
+  void sweep(VectorXd& sigma, GprLooEval& eval);
+  // Sweeps until the relative change of J is below tol_sweep or max_sweeps.
+  void fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps);
+  // theta step by box L-BFGS with sigma fixed; returns the new evaluation.
+  GprLooEval fit_hyper(const VectorXd& sigma, const VectorXd& lower, const VectorXd& upper);
+  // Gradient of J w.r.t. the log kernel hyperparameters at `eval`.
+  VectorXd hyper_gradient(const GprLooEval& eval) const;
+
+  // Alternating fit from one start.
+  GprLooResult fit(const VectorXd& sigma0, const VectorXd& log_par0, const VectorXd& lower,
+                   const VectorXd& upper, Monitor& monitor);
+
+  const Kernel& kernel() const { return kernel_; }
+  void set_log_par(const VectorXd& p) { kernel_.set_log_par(p); kernel_matrix_ = kernel_.gram(x_); }
+  int factorizations() const { return factorizations_; }
+  const std::vector<double>& trace() const { return trace_; }
+
+ private:
+  double penalty(const VectorXd& sigma) const;
+  void record(double j);
+  const MatrixXd& x_;
+  const VectorXd& y_;
+  Kernel kernel_;
+  GprLooOptions opt_;
+  MatrixXd kernel_matrix_;
+  int factorizations_ = 0;
+  int fallbacks_ = 0;
+  double max_jitter_ = 0;
+  std::vector<double> trace_;
+  std::vector<int> trace_fact_;
+};
+
+// Multi-start driver: rows of `starts` are initial log hyperparameters.
+GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+                         const VectorXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
+                         const VectorXd& upper, const GprLooOptions& options, Monitor& monitor);
+
+// Posterior of f at new inputs: mean and variance (no observation noise).
+struct GpPrediction {
+  VectorXd mean;
+  VectorXd var;
+};
+GpPrediction gp_predict(const MatrixXd& x, const VectorXd& alpha, const Cholesky& chol,
+                        const Kernel& kernel, const MatrixXd& xnew, bool want_var);
+
+}  // namespace noisylabels

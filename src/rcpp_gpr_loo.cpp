@@ -1,0 +1,112 @@
+// Glue for gpr_loo(): converts R inputs, runs the core, returns lists.
+#include "noisylabels_types.h"
+#include "gpr_loo.h"
+#include "rcpp_common.h"
+#include "rcpp_monitor.h"
+
+using namespace noisylabels;
+
+namespace {
+
+GprLooOptions options_from_list(const Rcpp::List& o) {
+  GprLooOptions opt;
+  const std::string noise = Rcpp::as<std::string>(o["noise"]);
+  opt.noise = noise == "full" ? NoiseModel::Full : noise == "uniform" ? NoiseModel::Uniform : NoiseModel::None;
+  const std::string solver = Rcpp::as<std::string>(o["solver"]);
+  opt.solver = solver == "jacobi" ? SigmaSolver::Jacobi : SigmaSolver::Multiplicative;
+  opt.lambda = Rcpp::as<double>(o["lambda"]);
+  opt.p = Rcpp::as<double>(o["p"]);
+  opt.sigma_floor = Rcpp::as<double>(o["sigma_floor"]);
+  opt.damping = Rcpp::as<double>(o["damping"]);
+  opt.max_sweeps = Rcpp::as<int>(o["max_sweeps"]);
+  opt.max_outer = Rcpp::as<int>(o["max_outer"]);
+  opt.max_hyper_iter = Rcpp::as<int>(o["max_hyper_iter"]);
+  opt.tol_sweep = Rcpp::as<double>(o["tol_sweep"]);
+  opt.tol_outer = Rcpp::as<double>(o["tol_outer"]);
+  opt.learn_hyper = Rcpp::as<bool>(o["learn_hyper"]);
+  opt.jitter.base = Rcpp::as<double>(o["jitter"]);
+  opt.jitter.backend = backend_from_string(Rcpp::as<std::string>(o["backend"]));
+  return opt;
+}
+
+}  // namespace
+
+// [[Rcpp::export(.gpr_loo_fit)]]
+Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0,
+                           const MapMat starts, const MapVec lower, const MapVec upper,
+                           Rcpp::List options) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd ym = y;
+  Kernel kernel = kernel_from_list(spec);
+  GprLooOptions opt = options_from_list(options);
+  RMonitor monitor;
+  GprLooResult r = gpr_loo_fit(xm, ym, kernel, sigma0, starts, lower, upper, opt, monitor);
+  return Rcpp::List::create(
+      Rcpp::Named("sigma") = r.sigma, Rcpp::Named("log_par") = r.log_par,
+      Rcpp::Named("objective") = r.objective, Rcpp::Named("trace") = r.trace,
+      Rcpp::Named("trace_factorizations") = r.trace_factorizations,
+      Rcpp::Named("factorizations") = r.factorizations, Rcpp::Named("sweeps") = r.sweeps,
+      Rcpp::Named("outer_iterations") = r.outer_iterations, Rcpp::Named("fallbacks") = r.fallbacks,
+      Rcpp::Named("converged") = r.converged, Rcpp::Named("jitter") = r.max_jitter,
+      Rcpp::Named("alpha") = r.alpha, Rcpp::Named("inverse_diagonal") = r.inv_diag,
+      Rcpp::Named("restart") = r.restart + 1, Rcpp::Named("restart_objectives") = r.restart_objectives);
+}
+
+// Objective and gradients at fixed (sigma, theta): for tests and benchmarks.
+// [[Rcpp::export(.gpr_loo_eval)]]
+Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma,
+                            Rcpp::List options) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd ym = y;
+  GprLooOptions opt = options_from_list(options);
+  GprLoo model(xm, ym, kernel_from_list(spec), opt);
+  GprLooEval e = model.evaluate(sigma);
+  Eigen::VectorXd grad_sigma = 0.5 * (e.inv_diag.array() - e.alpha.array().square()).matrix();
+  if (opt.lambda > 0) grad_sigma.array() += 0.5 * opt.lambda * opt.p * sigma.array().pow(opt.p - 1);
+  return Rcpp::List::create(Rcpp::Named("objective") = e.objective,
+                            Rcpp::Named("grad_sigma") = grad_sigma,
+                            Rcpp::Named("grad_theta") = model.hyper_gradient(e),
+                            Rcpp::Named("alpha") = e.alpha,
+                            Rcpp::Named("inverse_diagonal") = e.inv_diag);
+}
+
+// Sigma sweeps only (theta fixed) from sigma0: the solver comparison of Fig. 3.
+// [[Rcpp::export(.gpr_loo_sweeps)]]
+Rcpp::List gpr_loo_sweeps_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0,
+                              Rcpp::List options, int sweeps) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd ym = y;
+  GprLooOptions opt = options_from_list(options);
+  opt.learn_hyper = false;
+  GprLoo model(xm, ym, kernel_from_list(spec), opt);
+  Eigen::VectorXd sigma = sigma0;
+  GprLooEval e = model.evaluate(sigma);
+  std::vector<double> trace{e.objective};
+  std::vector<int> fact{model.factorizations()};
+  RMonitor monitor;
+  for (int s = 0; s < sweeps; ++s) {
+    monitor.check();
+    model.sweep(sigma, e);
+    trace.push_back(e.objective);
+    fact.push_back(model.factorizations());
+  }
+  return Rcpp::List::create(Rcpp::Named("sigma") = sigma, Rcpp::Named("trace") = trace,
+                            Rcpp::Named("factorizations") = fact);
+}
+
+// Posterior mean/variance of f at new inputs given the fitted noise.
+// [[Rcpp::export(.gp_predict)]]
+Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise,
+                          const MapMat xnew, bool want_var, double jitter, std::string backend) {
+  Kernel kernel = kernel_from_list(spec);
+  Eigen::MatrixXd c = kernel.gram(x);
+  c.diagonal() += noise;
+  JitterPolicy policy;
+  policy.base = jitter;
+  policy.backend = backend_from_string(backend);
+  Cholesky chol(std::move(c), policy);
+  Eigen::VectorXd alpha = chol.solve(Eigen::VectorXd(y));
+  GpPrediction p = gp_predict(x, alpha, chol, kernel, xnew, want_var);
+  return Rcpp::List::create(Rcpp::Named("mean") = p.mean,
+                            Rcpp::Named("var") = want_var ? Rcpp::wrap(p.var) : R_NilValue);
+}

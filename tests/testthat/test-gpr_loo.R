@@ -1,0 +1,193 @@
+opts <- function(...) {
+  o <- list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-10,
+            damping = 0.8, max_sweeps = 200L, max_outer = 30L, max_hyper_iter = 50L,
+            tol_sweep = 1e-10, tol_outer = 1e-8, learn_hyper = TRUE, jitter = 0,
+            backend = "lapack")
+  utils::modifyList(o, list(...))
+}
+
+toy <- function(seed = 1) {
+  set.seed(seed)
+  d <- sim_tang1d()
+  list(x = cbind(d$data$x), y = (d$data$y - mean(d$data$y)) / sd(d$data$y), d = d)
+}
+
+test_that("J and its gradients in sigma and every kernel hyperparameter match finite differences", {
+  t <- toy()
+  for (kern in list(gp_kernel("rbf", variance = 1.3, lengthscale = 0.3),
+                    gp_kernel("matern32", variance = 0.8, lengthscale = 0.4))) {
+    kr <- noisylabels:::kernel_resolve(kern, t$x)
+    p0 <- noisylabels:::kernel_flatten(kr)$log_par
+    s0 <- runif(24, 0.05, 0.5)
+    for (o in list(opts(), opts(lambda = 0.7, p = 1), opts(lambda = 0.3, p = 0.5))) {
+      J <- function(s, p) noisylabels:::.gpr_loo_eval(t$x, t$y, noisylabels:::kernel_spec(kr, p), s, o)$objective
+      ev <- noisylabels:::.gpr_loo_eval(t$x, t$y, noisylabels:::kernel_spec(kr, p0), s0, o)
+      expect_equal(ev$grad_sigma, fd_grad(function(s) J(s, p0), s0, 1e-6), tolerance = 1e-6)
+      expect_equal(as.numeric(ev$grad_theta), fd_grad(function(p) J(s0, p), p0, 1e-6), tolerance = 1e-6)
+      # J is the Gaussian NLL plus half the penalty
+      K <- kernel_matrix(kr, t$x) + diag(s0)
+      expect_equal(ev$objective, gauss_nll(K, t$y) + 0.5 * o$lambda * sum(s0^o$p), tolerance = 1e-10)
+    }
+  }
+})
+
+test_that("Theorem 1: with diagonal K the sweeps converge to max(0, y^2 - K_ii)", {
+  set.seed(3)
+  x <- cbind(seq(0, 100, length.out = 12))  # far apart: K = v I to machine precision
+  y <- rnorm(12, sd = 1.2)
+  kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 0.5, lengthscale = 0.01), x)
+  spec <- noisylabels:::kernel_spec(kr)
+  expect_equal(kernel_matrix(kr, x), diag(0.5, 12))
+  target <- pmax(0, y^2 - 0.5)
+  for (solver in c("multiplicative", "jacobi")) {
+    r <- noisylabels:::.gpr_loo_sweeps(x, y, spec, rep(1, 12), opts(solver = solver), 3000L)
+    pos <- target > 0
+    expect_equal(r$sigma[pos], target[pos], tolerance = 1e-6, info = solver)
+    # zero optima: eq. 8 approaches 0 sublinearly (Corollary 1.1), Jacobi reaches the floor
+    expect_true(all(r$sigma[!pos] < if (solver == "jacobi") 1e-9 else 1e-2), info = solver)
+    expect_true(all(diff(r$trace) <= 1e-12 * abs(r$trace[-1])), info = solver)
+  }
+})
+
+test_that("the objective is non-increasing every sweep for eq. 8 and the Jacobi solver (Fig. 2 examples)", {
+  set.seed(5)
+  sims <- list(sim_tang1d(), sim_goldberg(), sim_le())
+  for (d in sims) {
+    x <- cbind(d$data$x); y <- (d$data$y - mean(d$data$y)) / sd(d$data$y)
+    kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 1, lengthscale = 0.2), x)
+    for (solver in c("multiplicative", "jacobi")) {
+      r <- noisylabels:::.gpr_loo_sweeps(x, y, noisylabels:::kernel_spec(kr), rep(1, nrow(x)),
+                                         opts(solver = solver), 150L)
+      expect_true(all(diff(r$trace) <= 1e-12 * pmax(1, abs(r$trace[-1]))), info = solver)
+    }
+  }
+})
+
+test_that("the Jacobi solver reaches eq. 8's objective with several times fewer factorisations", {
+  t <- toy()
+  kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 1.8, lengthscale = 0.233), t$x)
+  spec <- noisylabels:::kernel_spec(kr)
+  m <- noisylabels:::.gpr_loo_sweeps(t$x, t$y, spec, rep(1, 24), opts(solver = "multiplicative"), 2000L)
+  target <- min(m$trace) + 1e-6 * abs(min(m$trace))
+  j <- noisylabels:::.gpr_loo_sweeps(t$x, t$y, spec, rep(1, 24), opts(solver = "jacobi"), 400L)
+  f_m <- m$factorizations[which(m$trace <= target)[1]]
+  f_j <- j$factorizations[which(j$trace <= target)[1]]
+  expect_false(is.na(f_j))
+  expect_gte(f_m / f_j, 3)
+})
+
+test_that("LOO residuals and sds match brute-force refits leaving each label out", {
+  set.seed(7)
+  d <- sim_tang1d()
+  fit <- gpr_loo(d$data["x"], d$data$y, restarts = 1)
+  x <- fit$x; y <- d$data$y - fit$y_center
+  K <- kernel_matrix(fit$kernel, x) * fit$y_scale^2
+  S <- diag(pmax(fit$noise_var, fit$control$sigma_floor * fit$y_scale^2) + fit$jitter)
+  for (i in c(1, 5, 12, 24)) {
+    A <- K[-i, -i] + S[-i, -i]
+    mu <- drop(K[i, -i] %*% solve(A, y[-i]))
+    v <- K[i, i] - drop(K[i, -i] %*% solve(A, K[-i, i]))
+    expect_equal(fit$loo_residual[i], y[i] - mu, tolerance = 1e-6)
+    expect_equal(fit$loo_sd[i]^2, v, tolerance = 1e-5)
+  }
+  # fitted values are the posterior mean of f at the training inputs
+  expect_equal(fitted(fit), predict(fit), tolerance = 1e-6)
+})
+
+test_that("formula and matrix interfaces agree; the same seed gives an identical fit", {
+  d <- toy(11)$d
+  set.seed(42); a <- gpr_loo(y ~ x, data = d$data, restarts = 3)
+  set.seed(42); b <- gpr_loo(d$data["x"], d$data$y, restarts = 3)
+  expect_identical(a$noise_var, b$noise_var)
+  expect_identical(coef(a), coef(b))
+  set.seed(42); c2 <- gpr_loo(y ~ x, data = d$data, restarts = 3)
+  expect_identical(a$noise_var, c2$noise_var)
+  expect_identical(a$trace, c2$trace)
+  expect_equal(predict(a, data.frame(x = c(0, 0.3))), predict(b, cbind(c(0, 0.3))))
+})
+
+test_that("the full model finds corrupted labels and beats the basic and plain models (2-D, 15%, level 100%)", {
+  set.seed(1)
+  f2 <- function(x) sin(2 * x[, 1]) * cos(2 * x[, 2]) + 0.5 * x[, 1]
+  n <- 200
+  X <- matrix(runif(2 * n, -2, 2), n)
+  cl <- corrupt_labels(f2(X) + rnorm(n, 0, 0.05), rate = 0.15, level = 1)
+  full <- gpr_loo(X, cl$y, restarts = 1)
+  basic <- gpr_loo(X, cl$y, noise = "uniform", restarts = 1)
+  plain <- gpr_loo(X, cl$y, noise = "none", restarts = 1)
+  dm <- detection_metrics(noise_scores(full), cl$corrupted)
+  expect_gte(dm$auc, 0.85)
+  Xt <- matrix(runif(1000, -2, 2), ncol = 2)
+  mae <- vapply(list(full, basic, plain), function(m) mean(abs(predict(m, Xt) - f2(Xt))), 1)
+  expect_lt(mae[1], mae[2])
+  expect_lt(mae[2], mae[3])
+  li <- label_issues(full)
+  expect_equal(nrow(li), n)
+  expect_true(all(diff(li$score) <= 0))
+  # flagged labels are mostly corrupted, and most corrupted labels are flagged
+  expect_gt(mean(cl$is_corrupted[li$row[li$flagged]]), 0.6)
+  expect_gt(mean(li$flagged[match(cl$corrupted, li$row)]), 0.5)
+})
+
+test_that("uniform and penalised models decrease J monotonically and return sensible output", {
+  t <- toy(2)
+  kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 1, lengthscale = 0.25), t$x)
+  for (o in list(opts(noise = "uniform", solver = "multiplicative"), opts(lambda = 1, p = 1),
+                 opts(lambda = 0.5, p = 2, solver = "multiplicative"))) {
+    r <- noisylabels:::.gpr_loo_sweeps(t$x, t$y, noisylabels:::kernel_spec(kr), rep(1, 24), o, 100L)
+    expect_true(all(diff(r$trace) <= 1e-12 * pmax(1, abs(r$trace[-1]))))
+    if (o$noise == "uniform") expect_equal(length(unique(r$sigma)), 1)
+  }
+  fit <- gpr_loo(t$x, t$d$data$y, penalty = "lp", lambda = 5, restarts = 1)
+  fit0 <- gpr_loo(t$x, t$d$data$y, restarts = 1)
+  expect_lte(sum(fit$noise_var), sum(fit0$noise_var))  # the penalty shrinks the variances
+})
+
+test_that("methods return the documented shapes", {
+  set.seed(3)
+  d <- sim_tang1d()
+  fit <- gpr_loo(y ~ x, data = d$data, restarts = 1)
+  expect_s3_class(logLik(fit), "logLik")
+  expect_equal(nrow(tidy(fit)), 3)
+  g <- glance(fit)
+  expect_equal(nrow(g), 1)
+  expect_equal(g$logLik, fit$loglik)
+  a <- augment(fit)
+  expect_equal(a$.noise_var, noise_scores(fit))
+  pr <- predict(fit, data.frame(x = seq(-1, 1, 0.5)), se.fit = TRUE)
+  expect_true(all(pr$se.obs >= pr$se.fit))
+  expect_output(print(fit), "per-label")
+  expect_output(print(summary(fit)), "flagged")
+  expect_equal(residuals(fit), d$data$y - fitted(fit))
+  pdf(NULL); on.exit(grDevices::dev.off())
+  for (w in c("fit", "scores", "trace")) expect_silent(plot(fit, which = w))
+  skip_if_not_installed("ggplot2")
+  expect_s3_class(ggplot2::autoplot(fit), "ggplot")
+})
+
+test_that("bad input gives classed errors, never a crash", {
+  x <- cbind(1:10 / 10); y <- sin(1:10)
+  E <- "noisylabels_error_input"
+  expect_error(gpr_loo(replace(x, 3, NA), y), class = E)
+  expect_error(gpr_loo(replace(x, 3, Inf), y), class = E)
+  expect_error(gpr_loo(x, replace(y, 2, NaN)), class = E)
+  expect_error(gpr_loo(x, replace(y, 2, Inf)), class = E)
+  expect_error(gpr_loo(data.frame(a = letters[1:10]), y), class = E)
+  expect_error(gpr_loo(x[1:2, , drop = FALSE], y[1:2]), class = E)
+  expect_error(gpr_loo(x, rep(1, 10)), class = E)
+  expect_error(gpr_loo(x, y[1:9]), class = E)
+  expect_error(gpr_loo(x, y, kernel = gp_kernel("rbf", lengthscale = c(1, 2), ard = TRUE)), class = E)
+  expect_error(gpr_loo(x, y, kernel = gp_kernel("rbf", variance = -2)), class = E)
+  expect_error(gpr_loo(x, y, sigma_init = 0), class = E)
+  expect_error(gpr_loo(x, y, penalty = "lp", lambda = -1), class = E)
+  expect_error(gpr_loo(x, y, restarts = 0), class = E)
+  expect_error(gpr_loo(x, y, control = gpr_loo_control(damping = 2)), class = E)
+  expect_error(gpr_loo(y ~ x), class = E)
+  withr::with_options(list(noisylabels.max_gb = 1e-6),
+                      expect_error(gpr_loo(x, y), class = "noisylabels_error_memory"))
+  expect_snapshot(gpr_loo(x, rep(1, 10)), error = TRUE)
+  # duplicated inputs still work: sigma and jitter handle the singular kernel
+  xd <- rbind(x, x); yd <- c(y, y + rnorm(10, sd = 0.05))
+  fit <- gpr_loo(xd, yd, restarts = 1)
+  expect_true(all(is.finite(fit$noise_var)))
+})
