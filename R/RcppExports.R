@@ -9,6 +9,10 @@
     .Call(`_noisylabels_gpr_loo_eval_cpp`, x, y, spec, sigma, options)
 }
 
+.gpr_loo_nll_grad <- function(x, y, spec, sigma, options, reps) {
+    .Call(`_noisylabels_gpr_loo_nll_grad_cpp`, x, y, spec, sigma, options, reps)
+}
+
 .gpr_loo_sweeps <- function(x, y, spec, sigma0, options, sweeps) {
     .Call(`_noisylabels_gpr_loo_sweeps_cpp`, x, y, spec, sigma0, options, sweeps)
 }

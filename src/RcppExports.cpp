@@ -45,6 +45,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gpr_loo_nll_grad_cpp
+Rcpp::List gpr_loo_nll_grad_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma, Rcpp::List options, int reps);
+RcppExport SEXP _noisylabels_gpr_loo_nll_grad_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigmaSEXP, SEXP optionsSEXP, SEXP repsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_loo_nll_grad_cpp(x, y, spec, sigma, options, reps));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpr_loo_sweeps_cpp
 Rcpp::List gpr_loo_sweeps_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0, Rcpp::List options, int sweeps);
 RcppExport SEXP _noisylabels_gpr_loo_sweeps_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP optionsSEXP, SEXP sweepsSEXP) {
@@ -213,6 +229,7 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 8},
     {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
+    {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
     {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 8},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},

@@ -121,19 +121,24 @@ VectorXd GprLoo::hyper_gradient(const GprLooEval& eval) const {
   return -kernel_.gradient(x_, w);
 }
 
+double GprLoo::objective_and_gradient(const VectorXd& lp, const VectorXd& sigma, VectorXd& grad) {
+  set_log_par(lp);
+  MatrixXd c = kernel_matrix_;
+  c.diagonal() += sigma;
+  Cholesky chol(std::move(c), opt_.jitter);
+  ++factorizations_;
+  max_jitter_ = std::max(max_jitter_, chol.jitter());
+  const VectorXd alpha = chol.solve(y_);
+  // W = alpha alpha' - C^{-1}; dJ/dtheta = -1/2 sum W dK/dtheta (DESIGN.md §3).
+  MatrixXd w = -chol.inverse();
+  w.noalias() += alpha * alpha.transpose();
+  grad = -kernel_.gradient(x_, w);
+  return gaussian_nll(chol, y_, alpha) + penalty(sigma);
+}
+
 GprLooEval GprLoo::fit_hyper(const VectorXd& sigma, const VectorXd& lower, const VectorXd& upper) {
   Objective obj = [&](const VectorXd& lp, VectorXd& grad) {
-    set_log_par(lp);
-    MatrixXd c = kernel_matrix_;
-    c.diagonal() += sigma;
-    Cholesky chol(std::move(c), opt_.jitter);
-    ++factorizations_;
-    max_jitter_ = std::max(max_jitter_, chol.jitter());
-    VectorXd alpha = chol.solve(y_);
-    MatrixXd w = -chol.inverse();
-    w.noalias() += alpha * alpha.transpose();
-    grad = -kernel_.gradient(x_, w);
-    return gaussian_nll(chol, y_, alpha) + penalty(sigma);
+    return objective_and_gradient(lp, sigma, grad);
   };
   BoxOptions bo;
   bo.max_iter = opt_.max_hyper_iter;

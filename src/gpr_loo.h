@@ -75,6 +75,9 @@ class GprLoo {
   void fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps);
   // theta step by box L-BFGS with sigma fixed; returns the new evaluation.
   GprLooEval fit_hyper(const VectorXd& sigma, const VectorXd& lower, const VectorXd& upper);
+  // J and its gradient in the log kernel hyperparameters `lp` at fixed sigma:
+  // one factorization, one dpotri and one kernel-gradient pass. Sets theta.
+  double objective_and_gradient(const VectorXd& lp, const VectorXd& sigma, VectorXd& grad);
   // Gradient of J w.r.t. the log kernel hyperparameters at `eval`.
   VectorXd hyper_gradient(const GprLooEval& eval) const;
 

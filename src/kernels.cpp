@@ -158,8 +158,62 @@ double Kernel::pair(const double* a, const double* b, double* dk) const {
   return k;
 }
 
+MatrixXd Kernel::scaled(const MatrixXd& x) const {
+  MatrixXd u = x;
+  for (int m = 0; m < dim_; ++m) u.col(m) /= length_scale(m);
+  return u;
+}
+
+MatrixXd Kernel::squared_distances(const MatrixXd& u, const MatrixXd& v, bool symmetric) {
+  const VectorXd nu = u.rowwise().squaredNorm(), nv = v.rowwise().squaredNorm();
+  MatrixXd r2 = -2.0 * u * v.transpose();
+  r2.colwise() += nu;
+  r2.rowwise() += nv.transpose();
+  r2 = r2.cwiseMax(0.0);
+  if (symmetric) r2.diagonal().setZero();
+  return r2;
+}
+
+void Kernel::stationary_values(const MatrixXd& r2, MatrixXd& k, MatrixXd* w) const {
+  switch (type_) {
+    case KernelType::Rbf:
+      k = variance_ * (-0.5 * r2.array()).exp();
+      if (w) *w = k;
+      break;
+    case KernelType::Matern12: {
+      const Eigen::ArrayXXd r = r2.array().sqrt();
+      k = variance_ * (-r).exp();
+      if (w) *w = (r > 0).select(k.array() / r, 0.0);
+      break;
+    }
+    case KernelType::Matern32: {
+      const Eigen::ArrayXXd t = kSqrt3 * r2.array().sqrt();
+      const Eigen::ArrayXXd e = (-t).exp();
+      k = variance_ * (1.0 + t) * e;
+      if (w) *w = 3.0 * variance_ * e;
+      break;
+    }
+    case KernelType::Matern52: {
+      const Eigen::ArrayXXd t = kSqrt5 * r2.array().sqrt();
+      const Eigen::ArrayXXd e = (-t).exp();
+      k = variance_ * (1.0 + t + t.square() / 3.0) * e;
+      if (w) *w = (5.0 / 3.0) * variance_ * (1.0 + t) * e;
+      break;
+    }
+    default:
+      throw std::logic_error("stationary_values: not a stationary kernel");
+  }
+}
+
 MatrixXd Kernel::gram(const MatrixXd& x) const {
   if (x.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
+  if (stationary()) {
+    // Vectorised path: r^2 by one GEMM, then k(r^2) elementwise.
+    const MatrixXd u = scaled(x);
+    MatrixXd k;
+    stationary_values(squared_distances(u, u, true), k, nullptr);
+    return k;
+  }
   const int n = static_cast<int>(x.rows());
   const MatrixXd xt = x.transpose();
   MatrixXd k(n, n);
@@ -178,6 +232,11 @@ MatrixXd Kernel::gram(const MatrixXd& x) const {
 
 MatrixXd Kernel::cross(const MatrixXd& x, const MatrixXd& z) const {
   if (x.cols() != dim_ || z.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
+  if (stationary()) {
+    MatrixXd k;
+    stationary_values(squared_distances(scaled(x), scaled(z), false), k, nullptr);
+    return k;
+  }
   const int n = static_cast<int>(x.rows()), m = static_cast<int>(z.rows());
   const MatrixXd xt = x.transpose(), zt = z.transpose();
   MatrixXd k(n, m);
@@ -217,6 +276,27 @@ VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
   if (x.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
   const int n = static_cast<int>(x.rows()), p = n_par();
   if (w.rows() != n || w.cols() != n) throw std::invalid_argument("gradient: weight matrix has the wrong size");
+  if (stationary()) {
+    // g_0 = 1/2 sum W o K; with B = W o w(r^2) and u = x / l:
+    // g_m = 1/2 sum_kl B_kl (u_km - u_lm)^2 = sum_k u_km^2 (B 1)_k - u_m' B u_m.
+    const MatrixXd u = scaled(x);
+    const MatrixXd r2 = squared_distances(u, u, true);
+    MatrixXd k, wk;
+    stationary_values(r2, k, &wk);
+    VectorXd g(p);
+    g(0) = 0.5 * w.cwiseProduct(k).sum();
+    const MatrixXd b = w.cwiseProduct(wk);
+    if (ard_) {
+      const VectorXd row_sums = b.rowwise().sum();
+      const MatrixXd bu = b * u;
+      for (int m = 0; m < dim_; ++m) {
+        g(1 + m) = u.col(m).cwiseAbs2().dot(row_sums) - u.col(m).dot(bu.col(m));
+      }
+    } else {
+      g(1) = 0.5 * b.cwiseProduct(r2).sum();
+    }
+    return g;
+  }
   const MatrixXd xt = x.transpose();
   // Per-thread partial sums over a fixed cyclic schedule, added in thread
   // order: the result is bitwise reproducible for a given thread count.

@@ -58,6 +58,16 @@ class Kernel {
   // Value of k at a pair and (optionally) its log-parameter derivatives.
   double pair(const double* a, const double* b, double* dk) const;
   double length_scale(int m) const { return ard_ ? ls_[m] : ls_[0]; }
+  bool stationary() const {
+    return type_ == KernelType::Rbf || type_ == KernelType::Matern12 ||
+           type_ == KernelType::Matern32 || type_ == KernelType::Matern52;
+  }
+  // Inputs divided by their length-scales (stationary kernels).
+  MatrixXd scaled(const MatrixXd& x) const;
+  // Squared scaled distances between the rows of u and v (by one GEMM).
+  static MatrixXd squared_distances(const MatrixXd& u, const MatrixXd& v, bool symmetric);
+  // k(r^2) elementwise, and (if wanted) w(r^2) = (dk/dlog l_m) / u_m^2.
+  void stationary_values(const MatrixXd& r2, MatrixXd& k, MatrixXd* w) const;
   KernelType type_;
   int dim_;
   bool ard_;
