@@ -1,0 +1,67 @@
+# Tang, Zhu & de Jong (2021), Table 1 protocol, shared by table1.R and the
+# gpr-loo vignette. For one (rate, level) cell:
+#  * corrupt round(rate * n) labels with N(0, (level * sd(y))^2) noise
+#    (corrupt_labels());
+#  * fit the full model on all labels: R^2 between fitted sigma_i and the
+#    squared injected noise, AUC, precision at recall 70% / 95%;
+#  * k-fold CV: plain (no noise), basic (uniform) and full models trained on
+#    the corrupted training folds, MAE against the pristine held-out labels.
+library(noisylabels)
+
+table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
+                        restarts = 1, control = gpr_loo_control(max_outer = 15)) {
+  cl <- corrupt_labels(y, rate = rate, level = level)
+  fit <- gpr_loo(x, cl$y, kernel = kernel, restarts = restarts, control = control)
+  dm <- detection_metrics(noise_scores(fit), cl$corrupted,
+                          inferred = fit$noise_var, actual = cl$noise^2)
+  fold <- sample(rep_len(seq_len(folds), length(y)))
+  mae <- c(plain = 0, basic = 0, full = 0)
+  for (k in seq_len(folds)) {
+    tr <- fold != k
+    for (m in names(mae)) {
+      noise <- switch(m, plain = "none", basic = "uniform", full = "full")
+      f <- suppressWarnings(gpr_loo(x[tr, , drop = FALSE], cl$y[tr], kernel = kernel, noise = noise,
+                                    restarts = restarts, control = control))
+      mae[m] <- mae[m] + sum(abs(predict(f, x[!tr, , drop = FALSE]) - y[!tr]))
+    }
+  }
+  data.frame(rate = rate, level = level, r_squared = dm$r_squared, auc = dm$auc,
+             p_at_70 = dm$precision_at_70, p_at_95 = dm$precision_at_95,
+             mae_plain = mae[["plain"]] / length(y), mae_basic = mae[["basic"]] / length(y),
+             mae_full = mae[["full"]] / length(y))
+}
+
+# Coulomb-matrix eigenvalue descriptor for QM7 (Rupp et al. 2012):
+# C_ii = 0.5 Z_i^2.4, C_ij = Z_i Z_j / |R_i - R_j| with R in Bohr (the
+# convention of the published qm7.mat; the shared CSV is in Angstrom).
+coulomb_eigen <- function(charges, positions) {
+  bohr <- 0.52917721092
+  t(vapply(seq_len(nrow(charges)), function(i) {
+    z <- as.numeric(charges[i, ]); keep <- z > 0
+    r <- matrix(as.numeric(positions[i, ]), ncol = 3, byrow = TRUE)[keep, , drop = FALSE] / bohr
+    zk <- z[keep]
+    cm <- outer(zk, zk) / as.matrix(stats::dist(r))
+    diag(cm) <- 0.5 * zk^2.4
+    ev <- sort(eigen(cm, symmetric = TRUE, only.values = TRUE)$values, decreasing = TRUE)
+    c(ev, rep(0, ncol(charges) - length(ev)))
+  }, numeric(ncol(charges))))
+}
+
+load_table1_data <- function(name, shared = file.path("..", "shared", "data"), n_max = 500) {
+  if (name == "qm7") {
+    dir <- file.path(shared, "qm7")
+    e <- utils::read.csv(xzfile(file.path(dir, "qm7_energies.csv.xz")))
+    z <- utils::read.csv(xzfile(file.path(dir, "qm7_charges.csv.xz")))[, -1]
+    p <- utils::read.csv(xzfile(file.path(dir, "qm7_positions_angstrom.csv.xz")))[, -1]
+    idx <- sort(sample.int(nrow(e), min(n_max, nrow(e))))
+    return(list(x = coulomb_eigen(z[idx, ], p[idx, ]), y = e$T_kcal_mol[idx],
+                kernel = gp_kernel("matern12")))
+  }
+  d <- utils::read.table(file.path(shared, name, "data.txt"))
+  if (name == "energy") d <- d[, 1:9]
+  x <- as.matrix(d[, -ncol(d)]); y <- d[[ncol(d)]]
+  x <- scale(x)
+  x[!is.finite(x)] <- 0
+  idx <- sort(sample.int(nrow(x), min(n_max, nrow(x))))
+  list(x = x[idx, , drop = FALSE], y = y[idx], kernel = gp_kernel("rbf", ard = TRUE))
+}
