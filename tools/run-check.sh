@@ -22,6 +22,7 @@ echo "== R CMD check --as-cran"
 export _R_CHECK_CRAN_INCOMING_REMOTE_=false
 export _R_CHECK_CRAN_INCOMING_=false
 export _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false
+export _R_CHECK_SYSTEM_CLOCK_=0
 export NOT_CRAN=${NOT_CRAN:-true}
 ( cd "$out" && R CMD check --as-cran --no-manual "$(basename "$tarball")" ) > "$out/check.log" 2>&1
 cat "$out/check.log"
