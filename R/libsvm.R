@@ -65,7 +65,7 @@ read_libsvm <- function(file, n_features = NULL) {
 }
 
 libsvm_malformed <- function(file, line, what, call = parent.frame(), .envir = parent.frame()) {
-  abort_input(c(paste0("Malformed LIBSVM line {line} in {.file {file}}: ", what, "."),
+  abort_input(c(paste0("Malformed LIBSVM line ", line, " in {.file {file}}: ", what, "."),
                 "i" = "Each line must read {.code label index:value index:value ...}."),
               line = line, class = "noisylabels_error_libsvm", call = call, .envir = .envir)
 }

@@ -89,8 +89,10 @@
 #' @param eta_sample Rows used by the automatic step search.
 #' @param seed Integer seed of the shuffles; `NULL` draws one from R's RNG, so
 #'   [set.seed()] reproduces a fit exactly.
-#' @param record_iterates Store every iterate (`(d+1) x steps` matrix; for
-#'   tests on tiny data only).
+#' @param record_iterates Store every iterate (`fit$iterates`, a matrix with
+#'   one column per step: the weights including the bias feature, then the
+#'   separate bias) and the rows visited (`fit$visit_order`); for tests on tiny
+#'   data only.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `sgd_robust`: a list with `coefficients`
 #'   (bias first, named `(Intercept)`), `weights`, `bias`, `loss` (name and
@@ -216,7 +218,9 @@ sgd_robust.default <- function(x, y,
               levels = lab$levels, label_kind = lab$kind, n = train$n, d = train$d,
               sparse = train$sparse, seed = seed, call = call)
   if (record_iterates) {
-    fit$iterates <- matrix(res$iterates, nrow = length(res$iterates) / (k * train$n))
+    it <- matrix(res$iterates, nrow = length(res$iterates) / (k * train$n))
+    fit$visit_order <- it[1, ] + 1
+    fit$iterates <- it[-1, , drop = FALSE]
   }
   new_sgd_robust(fit)
 }

@@ -279,6 +279,7 @@ void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOp
     if (std::fabs(st.a) < kRenormThreshold) st.renormalise();
 
     if (iterates != nullptr) {
+      iterates->push_back(static_cast<double>(i));
       for (std::size_t j = 0; j < st.v.size(); ++j) iterates->push_back(st.a * v[j]);
       iterates->push_back(st.b);
     }
@@ -366,7 +367,7 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   std::vector<double>* iterates = nullptr;
   SgdResult res;
   if (opt.record_iterates) {
-    res.iterates.reserve(static_cast<std::size_t>(dim + 1) * n * opt.epochs);
+    res.iterates.reserve(static_cast<std::size_t>(dim + 2) * n * opt.epochs);
     iterates = &res.iterates;
   }
   res.objective.reserve(opt.epochs);

@@ -82,7 +82,7 @@ struct SgdResult {
   std::vector<double> train_error;
   std::vector<double> valid_error;  // empty when no validation data
   std::vector<double> margins;   // y_i f(x_i) of the final model
-  std::vector<double> iterates;  // (d + 1) x steps, column-major, if recorded
+  std::vector<double> iterates;  // (row, w_t, b_t) per step, (dim + 2) x steps, if recorded
   int epochs_run = 0;
   long long renormalisations = 0;
   double seconds_train = 0.0;    // wall time of the epoch loops only
