@@ -3,6 +3,7 @@
 #include "rcpp_monitor.h"
 #include "sgd.h"
 
+#include <cmath>
 #include <string>
 
 using namespace noisylabels;
@@ -110,6 +111,16 @@ double sgd_choose_eta_cpp(Rcpp::List data, Rcpp::List options, int sample_size) 
   SgdOptions opt = options_from_list(options);
   opt.eta = 1.0;
   return sgd_choose_eta(train, opt, sample_size);
+}
+
+// Memory-streaming floor of one epoch over these data (seconds), for inst/bench.
+// [[Rcpp::export(.sgd_stream_seconds)]]
+double sgd_stream_seconds_cpp(Rcpp::List data, int repeats) {
+  const SgdData d = data_from_list(data);
+  double checksum = 0.0;
+  const double secs = sgd_stream_seconds(d, repeats, &checksum);
+  if (!std::isfinite(checksum)) Rcpp::warning("non-finite checksum");
+  return secs;
 }
 
 // Loss values and derivatives at the margins z (for tests and plots).

@@ -150,6 +150,25 @@ struct Rows {
       for (int j = 0; j < data.d; ++j) v[j] += coef * x[j];
     }
   }
+  // Software prefetch of a row visited a few steps ahead: with a fresh
+  // permutation every epoch, rows are a random gather (spec section 8.4).
+  void prefetch(int i) const {
+#if defined(__GNUC__) || defined(__clang__)
+    if constexpr (Sparse) {
+      const int beg = data.row_ptr[i];
+      const int end = data.row_ptr[i + 1];
+      for (int k = beg; k < end; k += 8) {
+        __builtin_prefetch(data.values + k);
+        __builtin_prefetch(data.col_idx + k);
+      }
+    } else {
+      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
+      for (int j = 0; j < data.d; j += 8) __builtin_prefetch(x + j);
+    }
+#else
+    (void)i;
+#endif
+  }
   double sqnorm(int i) const {
     double acc = 0.0;
     if constexpr (Sparse) {
@@ -231,8 +250,10 @@ void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOp
   double* v = st.v.data();
   double* U = st.U.data();
 
+  constexpr int kAhead = 8;
   for (int k = 0; k < count; ++k) {
     const int i = order[k];
+    if (k + kAhead < count) rows.prefetch(order[k + kAhead]);
     const double yi = data.y[i];
     ++st.t;
     const double eta = step_size(opt, st.t);
@@ -421,6 +442,8 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
         !std::isfinite(model_b) || !all_finite(*model)) {
       throw_diverged(opt, epoch);
     }
+    res.epochs_run = epoch;
+    if (!opt.evaluate) continue;
     const SgdEval ev = evaluate_state(train, *model, model_a, model_b, opt);
     if (!std::isfinite(ev.objective)) throw_diverged(opt, epoch);
     res.objective.push_back(ev.objective);
@@ -428,7 +451,6 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
     if (valid != nullptr) {
       res.valid_error.push_back(evaluate_state(*valid, *model, model_a, model_b, opt).error);
     }
-    res.epochs_run = epoch;
     monitor.progress(epoch, opt.epochs);
   }
 
@@ -444,8 +466,10 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   res.weights.assign(d, 0.0);
   for (int j = 0; j < d; ++j) res.weights[j] = model_a * (*model)[j];
   if (opt.bias == SgdBias::Feature) res.bias += model_a * (*model)[d];
-  res.margins = sgd_decision(train, res.weights, res.bias);
-  for (int i = 0; i < n; ++i) res.margins[i] *= train.y[i];
+  if (opt.evaluate) {
+    res.margins = sgd_decision(train, res.weights, res.bias);
+    for (int i = 0; i < n; ++i) res.margins[i] *= train.y[i];
+  }
   res.renormalisations = st.renorms;
   res.seconds_train = seconds;
   return res;
@@ -581,6 +605,33 @@ SgdEval sgd_evaluate(const SgdData& data, const std::vector<double>& weights, do
   if (bias_mode == SgdBias::Feature) norm2 += bias * bias;
   ev.objective += 0.5 * lambda * norm2;
   return ev;
+}
+
+double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum) {
+  double best = std::numeric_limits<double>::infinity();
+  double total = 0.0;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double acc = 0.0;
+    long long iacc = 0;
+    if (data.sparse()) {
+      const int nnz = data.row_ptr[data.n];
+      for (int k = 0; k < nnz; ++k) {
+        acc += data.values[k];
+        iacc += data.col_idx[k];
+      }
+      for (int i = 0; i <= data.n; ++i) iacc += data.row_ptr[i];
+    } else {
+      const std::size_t len = static_cast<std::size_t>(data.n) * data.d;
+      for (std::size_t k = 0; k < len; ++k) acc += data.dense[k];
+    }
+    for (int i = 0; i < data.n; ++i) acc += data.y[i];
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, secs);
+    total += acc + static_cast<double>(iacc);
+  }
+  if (checksum != nullptr) *checksum = total;
+  return best;
 }
 
 std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,

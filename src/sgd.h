@@ -72,6 +72,7 @@ struct SgdOptions {
   double bias_step = 0.01;     // eta_b / eta for SgdBias::Separate (Bottou)
   int asgd_start_epochs = 1;   // ASGD averages from the end of this epoch on
   bool record_iterates = false;  // for tests: store w after every step (small n only)
+  bool evaluate = true;        // per-epoch objective/error and final margins (off in benchmarks)
   std::uint64_t seed = 1;
 };
 
@@ -108,6 +109,12 @@ struct SgdEval {
 };
 SgdEval sgd_evaluate(const SgdData& data, const std::vector<double>& weights, double bias,
                      const SgdLoss& loss, double lambda, SgdBias bias_mode);
+
+// Seconds for one sequential read of every array the epoch loop reads (dense
+// values, or CSR values, indices and row pointers, plus the labels): the
+// memory-streaming floor of an epoch. Best of `repeats`; `checksum` receives
+// the sum so the reads cannot be optimised away.
+double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum);
 
 // Decision values f(x_i) = w.x_i + b for every row.
 std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,
