@@ -32,8 +32,10 @@
 #'
 #' When `eta = NULL` the step is chosen as in Bottou's `determineEta0`: start
 #' at 1 and double or halve while the objective after one pass over a random
-#' sample of `eta_sample` rows improves; it is then capped so that
-#' \eqn{\eta\lambda \le 0.5} and held constant (for ASGD it is \eqn{\eta_0}).
+#' sample of `eta_sample` rows improves; it is then halved until
+#' \eqn{\eta(\lambda + \max|r''| \max_i\|x_i\|^2) \le 1} (curvature 1
+#' for hinge and ramp) and \eqn{\eta\lambda \le 0.5}, and held constant
+#' (for ASGD it is \eqn{\eta_0}).
 #' The value used is stored in the fit (`fit$eta`).
 #'
 #' The bias is by default a constant feature 1 appended to x
@@ -146,7 +148,7 @@ sgd_robust.default <- function(x, y,
                                lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
                                eta = NULL, epochs = 15L, option = c("A", "B"),
                                bias = c("feature", "separate", "none"),
-                               x_valid = NULL, y_valid = NULL, tol = 1e-3, eta_sample = 1000L,
+                               x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
   loss <- match.arg(loss)

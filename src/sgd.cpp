@@ -592,6 +592,28 @@ double sgd_choose_eta(const SgdData& train, const SgdOptions& options, int sampl
     }
   }
   double eta = lo_eta;
+  // Stability cap (spec section 3 note 1): a step is contractive when
+  // eta * (lambda + max|r''| * max_i ||x_i||^2) < 2; we keep a factor 2 margin.
+  // Hinge and ramp are not smooth; they get the curvature 1 of a unit-width
+  // smoothed hinge. The one-pass search alone favours steps so large that
+  // bounded losses push most margins deep into their flat region.
+  double max_sq = 0.0;
+  for (int i = 0; i < train.n; ++i) {
+    const double sq = train.sparse() ? Rows<true>(train).sqnorm(i) : Rows<false>(train).sqnorm(i);
+    max_sq = std::max(max_sq, sq + (options.bias == SgdBias::Feature ? 1.0 : 0.0));
+  }
+  const SgdLoss& loss = options.loss;
+  double curvature = 1.0;
+  switch (loss.type) {
+    case SgdLossType::Logistic: curvature = 0.25; break;
+    case SgdLossType::SmoothRamp:
+      curvature = (1.0 - loss.s) * loss.alpha * loss.alpha / (6.0 * std::sqrt(3.0));
+      break;
+    case SgdLossType::Gompertz: curvature = 0.309 * loss.c * loss.c; break;
+    default: break;
+  }
+  const double cap = 1.0 / (options.lambda + curvature * std::max(max_sq, 1e-12));
+  while (eta > cap && eta > eta_min) eta /= factor;
   while (options.lambda > 0.0 && eta * options.lambda > 0.5) eta /= factor;
   return eta;
 }
