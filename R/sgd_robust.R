@@ -61,13 +61,12 @@
 #' [label_issues()] flags rows with score > `threshold` (default 0).
 #'
 #' @param x A numeric matrix, data frame of numeric columns, or sparse
-#'   `Matrix::dgCMatrix` (other sparse classes are converted); or a formula for
-#'   the formula method.
+#'   `Matrix::dgCMatrix` (other sparse classes are converted); for the formula
+#'   method a formula `label ~ predictors` (an intercept term is dropped: use
+#'   `bias`).
 #' @param y Labels: a factor (or character / logical vector) with two classes,
 #'   or a numeric vector with values -1/+1 or 0/1. The second level (or +1, 1,
 #'   `TRUE`) is the positive class.
-#' @param formula A formula `label ~ predictors` (an intercept term is dropped:
-#'   use `bias`).
 #' @param data A data frame for the formula method.
 #' @param loss One of `"smooth_ramp"`, `"gompertz"`, `"hinge"`, `"logistic"`,
 #'   `"ramp"`.
@@ -122,8 +121,9 @@ sgd_robust <- function(x, ...) UseMethod("sgd_robust")
 
 #' @rdname sgd_robust
 #' @export
-sgd_robust.formula <- function(formula, data, ...) {
+sgd_robust.formula <- function(x, data, ...) {
   call <- match.call()
+  formula <- x
   if (missing(data) || !is.data.frame(data)) {
     abort_input("{.arg data} must be a data frame for the formula interface.")
   }
