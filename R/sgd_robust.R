@@ -151,6 +151,10 @@ sgd_robust.default <- function(x, y,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
+  extra <- list(...)
+  if (length(extra)) {
+    abort_input("Unknown argument{?s} {.arg {names(extra) %||% \"(unnamed)\"}} to {.fn sgd_robust}.")
+  }
   loss <- match.arg(loss)
   method <- match.arg(method)
   option <- match.arg(option)
@@ -182,6 +186,9 @@ sgd_robust.default <- function(x, y,
   }
   if (is.null(seed)) seed <- draw_seed()
   seed <- check_count(seed, "seed", lower = 0)
+  if (record_iterates && (train$d + 3) * as.double(train$n) * epochs > 5e7) {
+    abort_input("{.arg record_iterates} would store {format((train$d + 3) * as.double(train$n) * epochs)} numbers; it is meant for tiny test problems.")
+  }
 
   opts <- list(method = method, loss = loss_spec, lambda = lambda, eta = eta %||% 1,
                epochs = epochs, average = option == "B", bias = bias,

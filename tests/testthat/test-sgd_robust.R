@@ -261,6 +261,7 @@ test_that("bad input gives classed errors", {
                class = "noisylabels_error_input", regexp = "empty sparse")
   expect_error(sgd_robust(x, y, method = "pegasos", lambda = 0), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, x_valid = x), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, lamda = 1), class = "noisylabels_error_input", regexp = "lamda")
 })
 
 test_that("a diverging run stops with an error suggesting a smaller eta", {
@@ -268,4 +269,12 @@ test_that("a diverging run stops with an error suggesting a smaller eta", {
   x <- dat$x * 1e200
   expect_error(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e150),
                class = "noisylabels_error_numeric", regexp = "smaller eta")
+})
+
+test_that("print and summary output are stable", {
+  dat <- sgd_toy(n = 60, d = 2)
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 1e-2, eta = 0.05,
+                                     epochs = 3, seed = 1))
+  expect_snapshot(print(fit))
+  expect_snapshot(print(summary(fit)))
 })
