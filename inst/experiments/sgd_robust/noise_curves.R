@@ -3,10 +3,11 @@
 # error of Fig. 2, for the methods of the paper's section 5.1.
 #
 # Usage (from the package root, package installed):
-#   Rscript inst/experiments/sgd_robust/noise_curves.R a7a 10 0,0.2,0.4,0.6
+#   Rscript inst/experiments/sgd_robust/noise_curves.R a7a 10 0,0.2,0.4,0.6 [tag]
 #   datasets: a7a ijcnn1 mnist38 covtype_sim susy_sim
-# Writes inst/experiments/sgd_robust/results/<dataset>_noise.csv (one row per
-# method x noise x repetition) and <dataset>_epochs.csv (test error per epoch).
+# Writes inst/experiments/sgd_robust/results/<dataset><tag>_noise.csv (one row
+# per method x noise x repetition) and <dataset><tag>_epochs.csv (test error
+# per epoch). Repetition r uses the seed 1000 r + 100 p for every process.
 #
 # Protocol (deviations from the paper, which does not state all of these):
 # * hyperparameters per method, noise level and repetition are chosen on a
@@ -26,6 +27,7 @@ args <- commandArgs(TRUE)
 dataset <- if (length(args) >= 1) args[1] else "a7a"
 reps <- if (length(args) >= 2) as.integer(args[2]) else 10L
 noise <- if (length(args) >= 3) as.numeric(strsplit(args[3], ",")[[1]]) else c(0, 0.2, 0.4, 0.6)
+tag <- if (length(args) >= 4) args[4] else ""  # output file suffix, for runs split over processes
 file_arg <- grep("^--file=", commandArgs(FALSE), value = TRUE)
 here <- if (length(file_arg)) dirname(normalizePath(sub("^--file=", "", file_arg))) else "inst/experiments/sgd_robust"
 source(file.path(here, "data.R"))
@@ -104,8 +106,8 @@ for (p_noise in noise) for (r in seq_len(reps)) {
   }
   cat(sprintf("[%s] noise %.1f rep %d done (%.0f s)\n", dat$name, p_noise, r,
               as.numeric(Sys.time() - t_start, units = "secs")))
-  utils::write.csv(do.call(rbind, rows), file.path(outdir, paste0(dataset, "_noise.csv")), row.names = FALSE)
-  if (length(epochs)) utils::write.csv(do.call(rbind, epochs), file.path(outdir, paste0(dataset, "_epochs.csv")),
+  utils::write.csv(do.call(rbind, rows), file.path(outdir, paste0(dataset, tag, "_noise.csv")), row.names = FALSE)
+  if (length(epochs)) utils::write.csv(do.call(rbind, epochs), file.path(outdir, paste0(dataset, tag, "_epochs.csv")),
                                        row.names = FALSE)
 }
 res <- do.call(rbind, rows)

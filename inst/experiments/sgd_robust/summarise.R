@@ -6,6 +6,7 @@ file_arg <- grep("^--file=", commandArgs(FALSE), value = TRUE)
 here <- if (length(file_arg)) dirname(normalizePath(sub("^--file=", "", file_arg))) else "inst/experiments/sgd_robust"
 files <- list.files(file.path(here, "results"), pattern = "_noise[.]csv$", full.names = TRUE)
 res <- do.call(rbind, lapply(files, utils::read.csv))
+res <- res[!duplicated(res[c("dataset", "method", "noise", "rep")]), ]  # same seeds in split runs
 fmt <- function(e) sprintf("%.2f±%.2f (%d)", 100 * mean(e), 100 * stats::sd(e), length(e))
 for (ds in unique(res$dataset)) {
   s <- res[res$dataset == ds, ]
