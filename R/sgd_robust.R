@@ -127,7 +127,11 @@ sgd_robust.formula <- function(x, data, ...) {
   if (missing(data) || !is.data.frame(data)) {
     abort_input("{.arg data} must be a data frame for the formula interface.")
   }
-  mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
+  mf <- tryCatch(stats::model.frame(formula, data = data, na.action = stats::na.fail),
+                 error = function(e) {
+                   abort_input(c("Could not build the model frame.", "x" = conditionMessage(e),
+                                 "i" = "Remove or impute missing values first."))
+                 })
   terms <- stats::terms(mf)
   y <- stats::model.response(mf)
   if (is.null(y)) abort_input("The formula has no response (label) on its left-hand side.")

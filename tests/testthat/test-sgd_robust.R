@@ -262,6 +262,9 @@ test_that("bad input gives classed errors", {
   expect_error(sgd_robust(x, y, method = "pegasos", lambda = 0), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, x_valid = x), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, lamda = 1), class = "noisylabels_error_input", regexp = "lamda")
+  df <- data.frame(x, label = y); df$X1[4] <- NA
+  expect_error(sgd_robust(label ~ X1 + X2, data = df), class = "noisylabels_error_input",
+               regexp = "missing")
 })
 
 test_that("a diverging run stops with an error suggesting a smaller eta", {
