@@ -61,3 +61,19 @@
     .Call(`_noisylabels_minimize_box_cpp`, fn, x0, lower, upper, max_iter)
 }
 
+.sgd_fit <- function(data, valid, options) {
+    .Call(`_noisylabels_sgd_fit_cpp`, data, valid, options)
+}
+
+.sgd_choose_eta <- function(data, options, sample_size) {
+    .Call(`_noisylabels_sgd_choose_eta_cpp`, data, options, sample_size)
+}
+
+.sgd_stream_seconds <- function(data, repeats) {
+    .Call(`_noisylabels_sgd_stream_seconds_cpp`, data, repeats)
+}
+
+.sgd_loss_eval <- function(loss_spec, z) {
+    .Call(`_noisylabels_sgd_loss_eval_cpp`, loss_spec, z)
+}
+

@@ -225,6 +225,56 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// sgd_fit_cpp
+Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::List options);
+RcppExport SEXP _noisylabels_sgd_fit_cpp(SEXP dataSEXP, SEXP validSEXP, SEXP optionsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::List> >::type valid(validSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sgd_fit_cpp(data, valid, options));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sgd_choose_eta_cpp
+double sgd_choose_eta_cpp(Rcpp::List data, Rcpp::List options, int sample_size);
+RcppExport SEXP _noisylabels_sgd_choose_eta_cpp(SEXP dataSEXP, SEXP optionsSEXP, SEXP sample_sizeSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    Rcpp::traits::input_parameter< int >::type sample_size(sample_sizeSEXP);
+    rcpp_result_gen = Rcpp::wrap(sgd_choose_eta_cpp(data, options, sample_size));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sgd_stream_seconds_cpp
+double sgd_stream_seconds_cpp(Rcpp::List data, int repeats);
+RcppExport SEXP _noisylabels_sgd_stream_seconds_cpp(SEXP dataSEXP, SEXP repeatsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< int >::type repeats(repeatsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sgd_stream_seconds_cpp(data, repeats));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sgd_loss_eval_cpp
+Rcpp::List sgd_loss_eval_cpp(Rcpp::List loss_spec, Rcpp::NumericVector z);
+RcppExport SEXP _noisylabels_sgd_loss_eval_cpp(SEXP loss_specSEXP, SEXP zSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type loss_spec(loss_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type z(zSEXP);
+    rcpp_result_gen = Rcpp::wrap(sgd_loss_eval_cpp(loss_spec, z));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 8},
@@ -242,6 +292,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_chol_rank_one_cpp", (DL_FUNC) &_noisylabels_chol_rank_one_cpp, 3},
     {"_noisylabels_chol_timing_cpp", (DL_FUNC) &_noisylabels_chol_timing_cpp, 4},
     {"_noisylabels_minimize_box_cpp", (DL_FUNC) &_noisylabels_minimize_box_cpp, 5},
+    {"_noisylabels_sgd_fit_cpp", (DL_FUNC) &_noisylabels_sgd_fit_cpp, 3},
+    {"_noisylabels_sgd_choose_eta_cpp", (DL_FUNC) &_noisylabels_sgd_choose_eta_cpp, 3},
+    {"_noisylabels_sgd_stream_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_stream_seconds_cpp, 2},
+    {"_noisylabels_sgd_loss_eval_cpp", (DL_FUNC) &_noisylabels_sgd_loss_eval_cpp, 2},
     {NULL, NULL, 0}
 };
 

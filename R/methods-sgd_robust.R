@@ -1,0 +1,308 @@
+# S3 methods for sgd_robust fits (and cv_sgd_robust results).
+
+utils::globalVariables(c("epoch", "value", "series"))
+
+sgd_loss_label <- function(loss) {
+  switch(loss$name,
+         smooth_ramp = sprintf("smooth ramp (s = %g, alpha = %g, beta = %g)", loss$s, loss$alpha, loss$beta),
+         gompertz = sprintf("reversed Gompertz (c = %g)", loss$c),
+         ramp = sprintf("ramp (s = %g)", loss$s),
+         hinge = "hinge", logistic = "logistic")
+}
+
+sgd_method_label <- function(object) {
+  switch(object$method,
+         sgd = sprintf("SGD, constant step, option %s", object$option),
+         asgd = "averaged SGD (eta0 / (1 + lambda eta0 t)^0.75)",
+         pegasos = "Pegasos (eta = 1/(lambda t), projection)")
+}
+
+# Design matrix for new data in the layout of the training data.
+sgd_newx <- function(object, newdata) {
+  if (!is.null(object$terms)) {
+    if (!is.data.frame(newdata)) {
+      abort_input("{.arg newdata} must be a data frame for a fit from the formula interface.")
+    }
+    tt <- stats::delete.response(object$terms)
+    mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
+    x <- stats::model.matrix(tt, mf)
+    x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  } else {
+    x <- newdata
+  }
+  if (inherits(x, "sparseMatrix")) {
+    if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.")
+    return(x)
+  }
+  x <- check_x_matrix(x, "newdata")
+  if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.")
+  x
+}
+
+sgd_classes <- function(object, positive) {
+  lev <- object$levels
+  out <- ifelse(positive, 2L, 1L)
+  switch(object$label_kind,
+         factor = factor(lev[out], levels = lev),
+         character = lev[out],
+         logical = positive,
+         lev[out])
+}
+
+#' Predict with a robust-loss SGD classifier
+#'
+#' @param object An `sgd_robust` fit.
+#' @param newdata Matrix, sparse matrix or (formula fits) data frame; `NULL`
+#'   uses the training data's decision values.
+#' @param type `"class"` (labels in the training labels' coding) or `"link"`
+#'   (the decision value w'x + b).
+#' @param ... Unused.
+#' @return A vector with one entry per row of `newdata`.
+#' @examples
+#' set.seed(2)
+#' x <- matrix(rnorm(200), 100, 2)
+#' y <- factor(ifelse(x[, 1] > 0, "yes", "no"))
+#' fit <- sgd_robust(x, y, lambda = 1e-3)
+#' table(predict(fit, x), y)
+#' head(predict(fit, x, type = "link"))
+#' @export
+predict.sgd_robust <- function(object, newdata = NULL, type = c("class", "link"), ...) {
+  type <- match.arg(type)
+  if (is.null(newdata)) {
+    f <- object$margins * object$y
+  } else {
+    x <- sgd_newx(object, newdata)
+    f <- as.vector(x %*% object$weights) + object$bias
+  }
+  if (type == "link") return(f)
+  sgd_classes(object, f > 0)
+}
+
+#' @export
+fitted.sgd_robust <- function(object, ...) object$margins * object$y
+
+#' @export
+coef.sgd_robust <- function(object, ...) object$coefficients
+
+#' @export
+print.sgd_robust <- function(x, ...) {
+  cli::cat_line("Robust-loss SGD linear classifier (Han, Tsang & Chen 2016)")
+  cli::cat_line("  loss:    ", sgd_loss_label(x$loss))
+  cli::cat_line("  method:  ", sgd_method_label(x))
+  eta_txt <- if (is.na(x$eta)) "1/(lambda t)" else sprintf("%g%s", x$eta, if (x$eta_auto) " (chosen automatically)" else "")
+  cli::cat_line(sprintf("  lambda = %g, eta = %s, bias: %s", x$lambda, eta_txt, x$bias_mode))
+  cli::cat_line(sprintf("  data:    %d x %d (%s), classes %s / %s", x$n, x$d,
+                        if (x$sparse) "sparse" else "dense",
+                        as.character(x$levels[1]), as.character(x$levels[2])))
+  tr <- x$trace[nrow(x$trace), ]
+  cli::cat_line(sprintf("  %d epoch%s, %s; objective %.5g, training error %.4g",
+                        x$iterations, if (x$iterations == 1) "" else "s",
+                        if (x$converged) "converged" else "not converged",
+                        tr$objective, tr$train_error))
+  if (!is.na(tr$valid_error)) cli::cat_line(sprintf("  validation error %.4g", tr$valid_error))
+  invisible(x)
+}
+
+#' Summarise a robust-loss SGD fit
+#'
+#' @param object An `sgd_robust` fit.
+#' @param ... Unused.
+#' @return An object of class `summary.sgd_robust` with the settings, the
+#'   per-epoch trace, the largest coefficients and the number of flagged
+#'   training labels.
+#' @examples
+#' set.seed(3)
+#' x <- matrix(rnorm(300), 100, 3)
+#' y <- ifelse(x[, 1] - x[, 2] > 0, 1, -1)
+#' summary(sgd_robust(x, y, loss = "gompertz", lambda = 1e-3))
+#' @export
+summary.sgd_robust <- function(object, ...) {
+  w <- object$coefficients
+  top <- w[order(-abs(w))][seq_len(min(10L, length(w)))]
+  out <- list(call = object$call, loss = sgd_loss_label(object$loss),
+              method = sgd_method_label(object), lambda = object$lambda, eta = object$eta,
+              n = object$n, d = object$d, trace = object$trace, converged = object$converged,
+              rel_change = object$rel_change, coefficients = top,
+              flagged = sum(noise_scores(object) > 0), seconds = object$seconds)
+  class(out) <- "summary.sgd_robust"
+  out
+}
+
+#' @export
+print.summary.sgd_robust <- function(x, ...) {
+  cli::cat_line("Robust-loss SGD linear classifier")
+  cli::cat_line("Loss: ", x$loss, "; ", x$method)
+  cli::cat_line(sprintf("lambda = %g, eta = %s; n = %d, d = %d", x$lambda,
+                        if (is.na(x$eta)) "1/(lambda t)" else format(x$eta), x$n, x$d))
+  cli::cat_line(sprintf("%s after %d epochs (relative objective change %.3g)",
+                        if (x$converged) "Converged" else "Not converged", nrow(x$trace), x$rel_change))
+  cli::cat_line("Per-epoch trace:")
+  tr <- x$trace
+  if (all(is.na(tr$valid_error))) tr$valid_error <- NULL
+  print(tr, row.names = FALSE, digits = 4)
+  cli::cat_line("Largest coefficients:")
+  print(signif(x$coefficients, 4))
+  cli::cat_line(sprintf("Training labels in the loss's flat region (flagged): %d", x$flagged))
+  invisible(x)
+}
+
+#' Plot the training trace of a robust-loss SGD fit
+#'
+#' Two panels: the primal objective and the error (training, and validation
+#' when given) by epoch.
+#'
+#' @param x An `sgd_robust` fit.
+#' @param ... Passed to [graphics::plot()].
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(4)
+#' x <- matrix(rnorm(400), 200, 2)
+#' y <- ifelse(x[, 1] > 0, 1, -1)
+#' plot(sgd_robust(x, y, lambda = 1e-3, x_valid = x, y_valid = y))
+#' @export
+plot.sgd_robust <- function(x, ...) {
+  tr <- x$trace
+  op <- graphics::par(mfrow = c(1, 2))
+  on.exit(graphics::par(op))
+  graphics::plot(tr$epoch, tr$objective, type = "b", pch = 19, xlab = "epoch",
+                 ylab = "primal objective", main = "Objective", ...)
+  has_valid <- !all(is.na(tr$valid_error))
+  yl <- range(c(tr$train_error, if (has_valid) tr$valid_error), na.rm = TRUE)
+  graphics::plot(tr$epoch, tr$train_error, type = "b", pch = 19, ylim = yl, xlab = "epoch",
+                 ylab = "error rate", main = "Error", ...)
+  if (has_valid) {
+    graphics::lines(tr$epoch, tr$valid_error, type = "b", pch = 17, col = 2)
+    graphics::legend("topright", c("training", "validation"), col = 1:2, pch = c(19, 17), bty = "n")
+  }
+  invisible(x)
+}
+
+#' ggplot2 version of the training trace
+#'
+#' @param object An `sgd_robust` fit.
+#' @param ... Unused.
+#' @return A ggplot object (objective and error by epoch, faceted).
+#' @examplesIf requireNamespace("ggplot2", quietly = TRUE)
+#' set.seed(4)
+#' x <- matrix(rnorm(400), 200, 2)
+#' y <- ifelse(x[, 1] > 0, 1, -1)
+#' ggplot2::autoplot(sgd_robust(x, y, lambda = 1e-3))
+#' @exportS3Method ggplot2::autoplot
+autoplot.sgd_robust <- function(object, ...) {
+  if (!requireNamespace("ggplot2", quietly = TRUE)) {
+    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
+  }
+  tr <- object$trace
+  long <- rbind(
+    data.frame(epoch = tr$epoch, value = tr$objective, panel = "objective", series = "training"),
+    data.frame(epoch = tr$epoch, value = tr$train_error, panel = "error", series = "training"))
+  if (!all(is.na(tr$valid_error))) {
+    long <- rbind(long, data.frame(epoch = tr$epoch, value = tr$valid_error, panel = "error",
+                                   series = "validation"))
+  }
+  ggplot2::ggplot(long, ggplot2::aes(x = epoch, y = value, colour = series)) +
+    ggplot2::geom_line() + ggplot2::geom_point() +
+    ggplot2::facet_wrap(~panel, scales = "free_y") +
+    ggplot2::labs(x = "epoch", y = NULL, colour = NULL,
+                  title = paste("SGD,", sgd_loss_label(object$loss)))
+}
+
+#' Tidy, glance and augment a robust-loss SGD fit
+#'
+#' @param x An `sgd_robust` fit.
+#' @param data Optional data frame of the training rows to bind the
+#'   per-observation columns to (augment).
+#' @param ... Unused.
+#' @return `tidy()`: a data frame with `term` and `estimate`. `glance()`: one
+#'   row with loss, method, lambda, eta, epochs, final objective, training and
+#'   validation error, converged, n, d. `augment()`: `data` (or a data frame
+#'   with `.row`) plus `.fitted` (decision value), `.class`, `.margin`,
+#'   `.noise_score` and `.flagged`.
+#' @examples
+#' set.seed(5)
+#' x <- matrix(rnorm(200), 100, 2)
+#' y <- ifelse(x[, 2] > 0, 1, -1)
+#' fit <- sgd_robust(x, y, lambda = 1e-3)
+#' tidy(fit)
+#' glance(fit)
+#' head(augment(fit))
+#' @name sgd_robust_tidiers
+NULL
+
+#' @rdname sgd_robust_tidiers
+#' @export
+tidy.sgd_robust <- function(x, ...) {
+  data.frame(term = names(x$coefficients), estimate = unname(x$coefficients),
+             stringsAsFactors = FALSE)
+}
+
+#' @rdname sgd_robust_tidiers
+#' @export
+glance.sgd_robust <- function(x, ...) {
+  tr <- x$trace[nrow(x$trace), ]
+  data.frame(loss = x$loss$name, method = x$method, lambda = x$lambda, eta = x$eta,
+             epochs = x$iterations, objective = tr$objective, train_error = tr$train_error,
+             valid_error = tr$valid_error, converged = x$converged, n = x$n, d = x$d,
+             stringsAsFactors = FALSE)
+}
+
+#' @rdname sgd_robust_tidiers
+#' @export
+augment.sgd_robust <- function(x, data = NULL, ...) {
+  f <- x$margins * x$y
+  out <- if (is.null(data)) data.frame(.row = seq_len(x$n)) else as.data.frame(data)
+  if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")
+  score <- noise_scores(x)
+  out$.fitted <- f
+  out$.class <- sgd_classes(x, f > 0)
+  out$.margin <- x$margins
+  out$.noise_score <- score
+  out$.flagged <- score > 0
+  out
+}
+
+#' Noise scores and label issues of a robust-loss SGD fit
+#'
+#' The score of training row i is \eqn{z_0 - z_i}: how far its margin
+#' \eqn{z_i = y_i f(x_i)} lies inside the flat region of the loss, which
+#' starts at \eqn{z_0} (see [sgd_robust()], section "Noise scores"). Rows
+#' with score > `threshold` are flagged.
+#'
+#' @param object An `sgd_robust` fit.
+#' @param threshold Flag rows whose score exceeds this (default 0: the margin
+#'   is past the start of the flat region).
+#' @param ... Unused.
+#' @return `noise_scores()`: numeric vector, one per training row.
+#'   `label_issues()`: the shared data frame (row, score, flagged) plus
+#'   `margin`, `loss_weight` (\eqn{-r'(z_i)}, the weight of the row in the
+#'   gradient; near 0 in the flat region) and `label` (the given label).
+#' @examples
+#' set.seed(6)
+#' x <- matrix(rnorm(400), 200, 2)
+#' y <- ifelse(x[, 1] > 0, 1, -1)
+#' noisy <- flip_labels(y, 0.1)
+#' fit <- sgd_robust(x, noisy$y, loss = "gompertz", lambda = 1e-3)
+#' iss <- label_issues(fit)
+#' head(iss)
+#' detection_metrics(noise_scores(fit), noisy$flipped)
+#' @name sgd_robust_noise
+NULL
+
+#' @rdname sgd_robust_noise
+#' @export
+noise_scores.sgd_robust <- function(object, ...) {
+  object$loss_flat_start <- object$loss_flat_start %||%
+    .sgd_loss_eval(object$loss, 0)$flat_start
+  object$loss_flat_start - object$margins
+}
+
+#' @rdname sgd_robust_noise
+#' @export
+label_issues.sgd_robust <- function(object, threshold = 0, ...) {
+  check_number(threshold, "threshold")
+  score <- noise_scores(object)
+  ev <- .sgd_loss_eval(object$loss, object$margins)
+  new_label_issues(seq_len(object$n), score, score > threshold,
+                   margin = object$margins, loss_weight = -ev$deriv,
+                   label = sgd_classes(object, object$y > 0))
+}

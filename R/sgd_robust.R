@@ -1,0 +1,477 @@
+#' Linear classifiers trained by SGD with bounded robust losses
+#'
+#' Fits a binary linear classifier f(x) = w'x + b by stochastic gradient
+#' descent on the regularised risk
+#' \deqn{G(w) = \frac{\lambda}{2}\|w\|^2 + \frac{1}{n}\sum_i r(y_i f(x_i))}
+#' with one of the bounded, smooth, nonconvex losses of Han, Tsang & Chen
+#' (2016) or a classical baseline. The whole training loop runs in C++; each
+#' update costs O(nnz) of the example (dense matrices or sparse
+#' `Matrix::dgCMatrix` input).
+#'
+#' @section Losses (margin z = y f(x)):
+#' * `"smooth_ramp"`: \eqn{r(z) = (1-s)/(1+e^{\alpha(z+\beta)})}. For
+#'   `s` in \{-0.7, -1, -2\} the published \eqn{(\alpha, \beta)} are used
+#'   ((3, -0.15), (2, -0.03), (1.5, 0.5)); for any other `s` they come from a
+#'   least-squares fit to the ramp loss, see [smooth_ramp_params()].
+#' * `"gompertz"` (reversed Gompertz): \eqn{r(z) = \exp(-e^{cz})}, `c = 2`.
+#' * `"ramp"`: \eqn{\min(1-s, \max(0, 1-z))}.
+#' * `"hinge"`: \eqn{\max(0, 1-z)}; `"logistic"`: \eqn{\log(1+e^{-z})}.
+#'
+#' @section Algorithm:
+#' `method = "sgd"` is Algorithm 1 of the paper: w = 0, a fresh random
+#' permutation of the rows in every epoch, constant step `eta`, and either the
+#' last iterate (`option = "A"`) or the average of the epoch's iterates
+#' (`option = "B"`, the next epoch restarting from the average) as the epoch's
+#' model. `method = "asgd"` is averaged SGD (Xu 2011, as in Bottou's svmasgd)
+#' with \eqn{\eta_t = \eta_0 / (1 + \lambda\eta_0 t)^{0.75}}, averaging the
+#' iterates from the end of the first epoch on; the average is returned.
+#' `method = "pegasos"` uses \eqn{\eta_t = 1/(\lambda t)} and projects w onto
+#' the ball of radius \eqn{1/\sqrt\lambda} after every step (Shalev-Shwartz et
+#' al. 2007); it runs `epochs` shuffled passes like the other methods. The
+#' step counter t runs over all epochs.
+#'
+#' When `eta = NULL` the step is chosen as in Bottou's `determineEta0`: start
+#' at 1 and double or halve while the objective after one pass over a random
+#' sample of `eta_sample` rows improves; it is then halved until
+#' \eqn{\eta(\lambda + \max|r''| \max_i\|x_i\|^2) \le 1} (curvature 1
+#' for hinge and ramp) and \eqn{\eta\lambda \le 0.5}, and held constant
+#' (for ASGD it is \eqn{\eta_0}).
+#' The value used is stored in the fit (`fit$eta`).
+#'
+#' The bias is by default a constant feature 1 appended to x
+#' (`bias = "feature"`, regularised like w, as LIBLINEAR's `-B 1`);
+#' `bias = "separate"` updates an unregularised b with step `0.01 * eta`
+#' (Bottou's svmsgd); `"none"` fits no bias.
+#'
+#' Convergence: the fit is called converged when the primal objective changed
+#' by at most `tol` (relative) over the last epoch; otherwise a
+#' `noisylabels_warning_convergence` warning is given. Non-finite weights stop
+#' the fit with an error that suggests a smaller `eta`.
+#'
+#' @section Noise scores:
+#' [noise_scores()] returns, for every training row, how far its margin
+#' \eqn{z_i = y_i f(x_i)} (with the given, possibly wrong, label) lies inside
+#' the flat region of the loss: \eqn{z_0 - z_i}, where \eqn{z_0} is the margin
+#' at which the loss saturates (the point where the tangent at the steepest
+#' point reaches the loss's bound): \eqn{s} for the ramp,
+#' \eqn{-\beta - 2/\alpha} for the smooth ramp, \eqn{-(e-1)/c} for the
+#' Gompertz loss and 0 for the unbounded hinge and logistic losses. A large
+#' score means the model confidently predicts the other class, so the point
+#' gets almost no gradient from a robust loss: a likely mislabelled point.
+#' [label_issues()] flags rows with score > `threshold` (default 0).
+#'
+#' @param x A numeric matrix, data frame of numeric columns, or sparse
+#'   `Matrix::dgCMatrix` (other sparse classes are converted); for the formula
+#'   method a formula `label ~ predictors` (an intercept term is dropped: use
+#'   `bias`).
+#' @param y Labels: a factor (or character / logical vector) with two classes,
+#'   or a numeric vector with values -1/+1 or 0/1. The second level (or +1, 1,
+#'   `TRUE`) is the positive class.
+#' @param data A data frame for the formula method.
+#' @param loss One of `"smooth_ramp"`, `"gompertz"`, `"hinge"`, `"logistic"`,
+#'   `"ramp"`.
+#' @param method `"sgd"` (Algorithm 1), `"asgd"` or `"pegasos"`.
+#' @param lambda L2 penalty \eqn{\lambda \ge 0}.
+#' @param s Ramp parameter (loss bound 1 - s) for `"ramp"` and
+#'   `"smooth_ramp"`.
+#' @param alpha,beta Smooth-ramp shape; `NULL` takes the published or refitted
+#'   values for `s` (see [smooth_ramp_params()]).
+#' @param c Reversed-Gompertz steepness.
+#' @param eta Constant step (`"sgd"`) or \eqn{\eta_0} (`"asgd"`); `NULL` =
+#'   chosen automatically (see Algorithm). Ignored by Pegasos.
+#' @param epochs Number of passes over the data (15 as in the paper).
+#' @param option `"A"` (last iterate) or `"B"` (epoch average), for
+#'   `method = "sgd"`.
+#' @param bias `"feature"`, `"separate"` or `"none"`.
+#' @param x_valid,y_valid Optional validation data; the per-epoch error on
+#'   them is traced.
+#' @param tol Relative objective change over the last epoch below which the
+#'   fit counts as converged.
+#' @param eta_sample Rows used by the automatic step search.
+#' @param seed Integer seed of the shuffles; `NULL` draws one from R's RNG, so
+#'   [set.seed()] reproduces a fit exactly.
+#' @param record_iterates Store every iterate (`fit$iterates`, a matrix with
+#'   one column per step: the weights including the bias feature, then the
+#'   separate bias) and the rows visited (`fit$visit_order`); for tests on tiny
+#'   data only.
+#' @param ... Passed from the formula method to the default method.
+#' @return An object of class `sgd_robust`: a list with `coefficients`
+#'   (bias first, named `(Intercept)`), `weights`, `bias`, `loss` (name and
+#'   parameters), `method`, `option`, `lambda`, `eta`, `eta_auto`, `epochs`,
+#'   `trace` (data frame: epoch, objective, train_error, valid_error),
+#'   `margins` (training margins with the given labels), `converged`,
+#'   `iterations` (epochs run), `seconds` (time in the epoch loops), `levels`,
+#'   `n`, `d`, `sparse`, `seed`, `call` and, for the formula method, `terms`.
+#' @references Han, B., Tsang, I. W. and Chen, L. (2016). On the convergence of
+#'   a family of robust losses for stochastic gradient descent. ECML PKDD 2016,
+#'   LNAI 9851, 665-680.
+#' @seealso [cv_sgd_robust()] to choose `lambda` and `s`; [read_libsvm()],
+#'   [flip_labels()].
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(400), 200, 2)
+#' y <- ifelse(x[, 1] + x[, 2] > 0, 1, -1)
+#' y_noisy <- flip_labels(y, 0.2)$y
+#' fit <- sgd_robust(x, y_noisy, loss = "gompertz", lambda = 1e-3)
+#' fit
+#' mean(predict(fit, x) == y)
+#' head(label_issues(fit))
+#' @export
+sgd_robust <- function(x, ...) UseMethod("sgd_robust")
+
+#' @rdname sgd_robust
+#' @export
+sgd_robust.formula <- function(x, data, ...) {
+  call <- match.call()
+  formula <- x
+  if (missing(data) || !is.data.frame(data)) {
+    abort_input("{.arg data} must be a data frame for the formula interface.")
+  }
+  mf <- tryCatch(stats::model.frame(formula, data = data, na.action = stats::na.fail),
+                 error = function(e) {
+                   abort_input(c("Could not build the model frame.", "x" = conditionMessage(e),
+                                 "i" = "Remove or impute missing values first."))
+                 })
+  terms <- stats::terms(mf)
+  y <- stats::model.response(mf)
+  if (is.null(y)) abort_input("The formula has no response (label) on its left-hand side.")
+  x <- stats::model.matrix(terms, mf)
+  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  fit <- sgd_robust.default(x, y, ...)
+  fit$call <- call
+  fit$terms <- terms
+  fit$xlevels <- stats::.getXlevels(terms, mf)
+  fit
+}
+
+#' @rdname sgd_robust
+#' @export
+sgd_robust.default <- function(x, y,
+                               loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
+                               method = c("sgd", "asgd", "pegasos"),
+                               lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
+                               eta = NULL, epochs = 15L, option = c("A", "B"),
+                               bias = c("feature", "separate", "none"),
+                               x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
+                               seed = NULL, record_iterates = FALSE, ...) {
+  call <- match.call()
+  extra <- list(...)
+  if (length(extra)) {
+    abort_input("Unknown argument{?s} {.arg {names(extra) %||% \"(unnamed)\"}} to {.fn sgd_robust}.")
+  }
+  loss <- match.arg(loss)
+  method <- match.arg(method)
+  option <- match.arg(option)
+  bias <- match.arg(bias)
+  check_number(lambda, "lambda", lower = 0)
+  if (method == "pegasos" && lambda == 0) {
+    abort_input("Pegasos needs {.arg lambda} > 0 (its step is 1/(lambda t)).")
+  }
+  if (!is.null(eta)) check_number(eta, "eta", lower = 0, open_lower = TRUE)
+  epochs <- check_count(epochs, "epochs")
+  check_number(tol, "tol", lower = 0)
+  eta_sample <- check_count(eta_sample, "eta_sample")
+  check_flag(record_iterates, "record_iterates")
+  loss_spec <- sgd_loss_spec(loss, s = s, alpha = alpha, beta = beta, c = c)
+
+  train <- sgd_data(x, "x")
+  lab <- sgd_encode_labels(y, train$n)
+  train$y <- lab$y
+  valid <- NULL
+  if (!is.null(x_valid) || !is.null(y_valid)) {
+    if (is.null(x_valid) || is.null(y_valid)) {
+      abort_input("Give both {.arg x_valid} and {.arg y_valid}, or neither.")
+    }
+    valid <- sgd_data(x_valid, "x_valid")
+    if (valid$d != train$d) {
+      abort_input("{.arg x_valid} has {valid$d} column{?s} but {.arg x} has {train$d}.")
+    }
+    valid$y <- sgd_encode_labels(y_valid, valid$n, levels = lab$levels, arg = "y_valid")$y
+  }
+  if (is.null(seed)) seed <- draw_seed()
+  seed <- check_count(seed, "seed", lower = 0)
+  if (record_iterates && (train$d + 3) * as.double(train$n) * epochs > 5e7) {
+    abort_input("{.arg record_iterates} would store {format((train$d + 3) * as.double(train$n) * epochs)} numbers; it is meant for tiny test problems.")
+  }
+
+  opts <- list(method = method, loss = loss_spec, lambda = lambda, eta = eta %||% 1,
+               epochs = epochs, average = option == "B", bias = bias,
+               record_iterates = record_iterates, seed = as.double(seed))
+  eta_auto <- is.null(eta) && method != "pegasos"
+  if (eta_auto) {
+    opts$eta <- call_core(.sgd_choose_eta(train, opts, eta_sample))
+  } else if (method == "sgd" && opts$eta * lambda >= 1) {
+    abort_input(c("{.arg eta} * {.arg lambda} = {format(opts$eta * lambda)} must be < 1.",
+                  "i" = "The shrink step (1 - eta lambda) would wipe out the weights; use a smaller {.arg eta}."))
+  } else if (method == "asgd" && opts$eta * lambda >= 1) {
+    abort_input("{.arg eta} * {.arg lambda} must be < 1 for ASGD.")
+  }
+  res <- call_core(.sgd_fit(train, valid, opts))
+
+  nm <- colnames(x) %||% paste0("x", seq_len(train$d))
+  weights <- stats::setNames(res$weights, nm)
+  obj <- res$objective
+  k <- length(obj)
+  rel_change <- if (k >= 2) abs(obj[k] - obj[k - 1]) / max(1, abs(obj[k])) else NA_real_
+  converged <- isTRUE(rel_change <= tol)
+  if (!converged) {
+    warn_convergence(c("SGD did not converge in {k} epoch{?s}: the objective changed by {format(rel_change, digits = 3)} (relative) in the last epoch.",
+                       "i" = "Raise {.arg epochs}, lower {.arg eta}, or raise {.arg tol} (was {tol})."))
+  }
+  trace <- data.frame(epoch = seq_len(k), objective = obj, train_error = res$train_error,
+                      valid_error = if (length(res$valid_error)) res$valid_error else NA_real_)
+  fit <- list(coefficients = c("(Intercept)" = res$bias, weights),
+              weights = weights, bias = res$bias,
+              loss = loss_spec, method = method, option = option, bias_mode = bias,
+              lambda = lambda, eta = if (method == "pegasos") NA_real_ else opts$eta,
+              eta_auto = eta_auto, epochs = epochs, trace = trace,
+              margins = res$margins, y = train$y, converged = converged,
+              iterations = res$epochs_run, rel_change = rel_change, tol = tol,
+              seconds = res$seconds_train, renormalisations = res$renormalisations,
+              levels = lab$levels, label_kind = lab$kind, n = train$n, d = train$d,
+              sparse = train$sparse, seed = seed, call = call)
+  if (record_iterates) {
+    it <- matrix(res$iterates, nrow = length(res$iterates) / (k * train$n))
+    fit$visit_order <- it[1, ] + 1
+    fit$iterates <- it[-1, , drop = FALSE]
+  }
+  new_sgd_robust(fit)
+}
+
+new_sgd_robust <- function(fit) {
+  stopifnot(is.list(fit), is.numeric(fit$weights), is.numeric(fit$margins))
+  structure(fit, class = "sgd_robust")
+}
+
+#' Smooth-ramp parameters for a given s
+#'
+#' Han, Tsang & Chen (2016, section 5.1) publish \eqn{(\alpha, \beta)} for
+#' three values of s: (-0.7: 3, -0.15), (-1: 2, -0.03), (-2: 1.5, 0.5). For
+#' any other s (or with `refit = TRUE`) they are fitted here by least squares
+#' between the smooth ramp and the ramp loss \eqn{\min(1-s, \max(0, 1-z))} on
+#' a grid of 2001 points over \[-5, 5\] (Nelder-Mead from
+#' \eqn{\alpha = 4/(1-s)}, \eqn{\beta = -(1+s)/2}). The paper does not say
+#' which criterion it used; the refit does not reproduce the published alphas
+#' (e.g. s = -0.7 gives about (3.12, -0.15)).
+#'
+#' @param s Ramp parameter, s < 1.
+#' @param refit Fit even when published values exist.
+#' @return A named numeric vector `c(s, alpha, beta)`.
+#' @examples
+#' smooth_ramp_params(-1)
+#' smooth_ramp_params(-1, refit = TRUE)
+#' smooth_ramp_params(-0.5)
+#' @export
+smooth_ramp_params <- function(s, refit = FALSE) {
+  check_number(s, "s", upper = 1, open_upper = TRUE)
+  check_flag(refit, "refit")
+  published <- list(c(-0.7, 3, -0.15), c(-1, 2, -0.03), c(-2, 1.5, 0.5))
+  if (!refit) {
+    for (p in published) {
+      if (isTRUE(all.equal(p[1], s))) return(c(s = s, alpha = p[2], beta = p[3]))
+    }
+  }
+  z <- seq(-5, 5, length.out = 2001)
+  ramp <- pmin(1 - s, pmax(0, 1 - z))
+  sse <- function(par) {
+    u <- par[1] * (z + par[2])
+    sum(((1 - s) * stats::plogis(-u) - ramp)^2)
+  }
+  opt <- stats::optim(c(4 / (1 - s), -(1 + s) / 2), sse, control = list(reltol = 1e-12, maxit = 5000))
+  c(s = s, alpha = opt$par[1], beta = opt$par[2])
+}
+
+# Loss description passed to C++.
+sgd_loss_spec <- function(loss, s = -1, alpha = NULL, beta = NULL, c = 2, call = parent.frame()) {
+  check_number(c, "c", lower = 0, open_lower = TRUE, call = call)
+  if (loss %in% c("ramp", "smooth_ramp")) {
+    check_number(s, "s", upper = 1, open_upper = TRUE, call = call)
+  } else {
+    s <- -1
+  }
+  if (loss == "smooth_ramp") {
+    par <- smooth_ramp_params(s)
+    alpha <- alpha %||% unname(par["alpha"])
+    beta <- beta %||% unname(par["beta"])
+    check_number(alpha, "alpha", lower = 0, open_lower = TRUE, call = call)
+    check_number(beta, "beta", call = call)
+  } else {
+    alpha <- 2
+    beta <- -0.03
+  }
+  list(name = loss, s = s, alpha = alpha, beta = beta, c = c)
+}
+
+# Validated data in the layout the core reads: dense -> d x n matrix (rows of
+# x contiguous); sparse -> the slots of t(x) as dgCMatrix = CSR arrays of x.
+sgd_data <- function(x, arg = "x", call = parent.frame()) {
+  if (inherits(x, "sparseMatrix")) {
+    if (nrow(x) == 0L || ncol(x) == 0L) {
+      abort_input("{.arg {arg}} is an empty sparse matrix ({nrow(x)} x {ncol(x)}).", call = call)
+    }
+    x <- methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix")
+    if (!methods::is(x, "dgCMatrix")) x <- methods::as(x, "dMatrix")
+    if (length(x@x) == 0L || all(x@x == 0)) {
+      abort_input(c("{.arg {arg}} is an empty sparse matrix: it has no non-zero entries.",
+                    "i" = "There is nothing to learn from."), call = call)
+    }
+    if (anyNA(x@x)) {
+      abort_input(c("{.arg {arg}} contains NA/NaN values.", "i" = "Remove or impute them first."),
+                  call = call)
+    }
+    if (any(!is.finite(x@x))) abort_input("{.arg {arg}} contains infinite values.", call = call)
+    tx <- Matrix::t(x)
+    return(list(n = nrow(x), d = ncol(x), dense = NULL, p = tx@p, j = tx@i,
+                x = as.double(tx@x), sparse = TRUE))
+  }
+  x <- check_x_matrix(x, arg, call = call)
+  list(n = nrow(x), d = ncol(x), dense = t(x), p = NULL, j = NULL, x = NULL, sparse = FALSE)
+}
+
+# Labels -> +-1 doubles. `levels` = c(negative, positive) as given by the user.
+sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.frame()) {
+  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  if (!is.atomic(y) || !is.null(dim(y))) {
+    abort_input("{.arg {arg}} must be a vector or factor of labels.", call = call)
+  }
+  if (length(y) != n) {
+    abort_input("{.arg {arg}} has length {length(y)} but the data have {n} row{?s}.", call = call)
+  }
+  if (anyNA(y)) abort_input("{.arg {arg}} contains NA labels.", call = call)
+  kind <- if (is.factor(y)) "factor" else if (is.logical(y)) "logical" else if (is.character(y)) "character" else if (is.numeric(y)) "numeric" else "other"
+  if (kind == "other") abort_input("{.arg {arg}} has unsupported type {.cls {class(y)}}.", call = call)
+  if (is.null(levels)) {
+    if (kind == "numeric") {
+      if (any(!is.finite(y))) abort_input("{.arg {arg}} contains infinite values.", call = call)
+      u <- sort(unique(y))
+      if (all(u %in% c(-1, 1))) levels <- c(-1, 1)
+      else if (all(u %in% c(0, 1))) levels <- c(0, 1)
+      else {
+        abort_input(c("Numeric {.arg {arg}} must hold -1/+1 or 0/1 labels; it has {length(u)} distinct value{?s}.",
+                      "i" = if (length(u) > 2) "For more than two classes fit one classifier per class (one-vs-rest)." else "Recode it to -1/+1 or pass a factor."),
+                    call = call)
+      }
+      present <- u
+    } else if (kind == "logical") {
+      levels <- c(FALSE, TRUE)
+      present <- unique(y)
+    } else {
+      f <- droplevels(as.factor(y))
+      present <- levels(f)
+      levels <- present
+      if (length(levels) > 2) {
+        abort_input(c("{.arg {arg}} has {length(levels)} classes; {.fn sgd_robust} is a binary classifier.",
+                      "i" = "Fit one classifier per class (one-vs-rest), e.g. {.code sgd_robust(x, y == cls)} for each class."),
+                    call = call)
+      }
+    }
+    if (length(present) < 2) {
+      abort_input("{.arg {arg}} has a single class ({.val {as.character(present)}}); two are needed.",
+                  call = call)
+    }
+  }
+  pos <- if (kind == "factor" || kind == "character") as.character(y) == as.character(levels[2]) else y == levels[2]
+  neg <- if (kind == "factor" || kind == "character") as.character(y) == as.character(levels[1]) else y == levels[1]
+  if (!all(pos | neg)) {
+    abort_input("{.arg {arg}} has labels other than {.val {as.character(levels)}}.", call = call)
+  }
+  list(y = ifelse(pos, 1, -1), levels = levels, kind = kind)
+}
+
+#' Choose lambda and s for a robust-loss SGD classifier by cross-validation
+#'
+#' k-fold cross-validation over a grid of `lambda` and (for the ramp and
+#' smooth-ramp losses) `s`, as in Han, Tsang & Chen (2016, section 5.1:
+#' lambda in \{1e-6, ..., 10\}, s among the three published tuples). The
+#' folds run in parallel through [future.apply::future_lapply()] when the
+#' `future.apply` package is installed (set a plan, e.g.
+#' `future::plan("multisession")`); otherwise sequentially. The best setting
+#' (lowest mean held-out error; ties go to the larger lambda) is refitted on
+#' all data.
+#'
+#' @inheritParams sgd_robust
+#' @param lambda Candidate penalties.
+#' @param s Candidate ramp parameters (ignored for other losses).
+#' @param folds Number of folds.
+#' @param ... Further arguments of [sgd_robust()] (e.g. `method`, `epochs`,
+#'   `eta`).
+#' @return An object of class `cv_sgd_robust`: `results` (data frame of
+#'   lambda, s, mean_error, sd_error, failed fits), `best` (list of lambda and
+#'   s), `fit` (the refitted `sgd_robust` model), `folds` (fold of each row).
+#' @examples
+#' set.seed(7)
+#' x <- matrix(rnorm(600), 300, 2)
+#' y <- ifelse(x[, 1] + 0.5 * x[, 2] > 0, 1, -1)
+#' cv <- cv_sgd_robust(x, flip_labels(y, 0.2)$y, loss = "smooth_ramp",
+#'                     lambda = c(1e-4, 1e-2), folds = 3, epochs = 5)
+#' cv
+#' @export
+cv_sgd_robust <- function(x, y, loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
+                          lambda = 10^(-6:1), s = c(-0.7, -1, -2), folds = 10L, seed = NULL,
+                          ...) {
+  call <- match.call()
+  loss <- match.arg(loss)
+  if (!is.numeric(lambda) || !length(lambda) || anyNA(lambda) || any(lambda < 0) ||
+      any(!is.finite(lambda))) {
+    abort_input("{.arg lambda} must be a vector of finite numbers >= 0.")
+  }
+  folds <- check_count(folds, "folds", lower = 2)
+  if (!loss %in% c("ramp", "smooth_ramp")) s <- -1
+  n <- if (inherits(x, "sparseMatrix") || is.matrix(x) || is.data.frame(x)) nrow(x) else length(x)
+  if (length(y) != n) abort_input("{.arg y} has length {length(y)} but {.arg x} has {n} row{?s}.")
+  if (folds > n) abort_input("{.arg folds} = {folds} exceeds the number of rows ({n}).")
+  grid <- expand.grid(lambda = lambda, s = s)
+  fold_id <- sample(rep_len(seq_len(folds), n))
+  seeds <- vapply(seq_len(folds), function(k) draw_seed(), integer(1))
+  if (is.null(seed)) seed <- draw_seed()
+  one_fold <- function(k) {
+    test <- fold_id == k
+    xtr <- x[!test, , drop = FALSE]
+    xte <- x[test, , drop = FALSE]
+    vapply(seq_len(nrow(grid)), function(g) {
+      fit <- tryCatch(
+        withCallingHandlers(
+          sgd_robust.default(xtr, y[!test], loss = loss, lambda = grid$lambda[g], s = grid$s[g],
+                             seed = seeds[k], ...),
+          noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning")),
+        noisylabels_error_numeric = function(e) NULL)
+      if (is.null(fit)) return(NA_real_)
+      pred <- predict(fit, xte)
+      mean(as.character(pred) != as.character(y[test]))
+    }, numeric(1))
+  }
+  errs <- if (requireNamespace("future.apply", quietly = TRUE)) {
+    future.apply::future_lapply(seq_len(folds), one_fold, future.seed = NULL,
+                                future.packages = "noisylabels")
+  } else {
+    lapply(seq_len(folds), one_fold)
+  }
+  err <- do.call(cbind, errs)
+  grid$mean_error <- rowMeans(err, na.rm = TRUE)
+  grid$sd_error <- apply(err, 1, stats::sd, na.rm = TRUE)
+  grid$failed <- rowSums(is.na(err))
+  ok <- which(is.finite(grid$mean_error))
+  if (!length(ok)) abort_numeric("Every cross-validation fit diverged; give a smaller {.arg eta}.")
+  cand <- grid[ok, ]
+  cand <- cand[order(cand$mean_error, -cand$lambda), ]
+  best <- list(lambda = cand$lambda[1], s = cand$s[1])
+  fit <- sgd_robust.default(x, y, loss = loss, lambda = best$lambda, s = best$s, seed = seed, ...)
+  structure(list(results = grid, best = best, fit = fit, folds = fold_id, loss = loss, call = call),
+            class = "cv_sgd_robust")
+}
+
+#' @export
+print.cv_sgd_robust <- function(x, ...) {
+  cli::cat_line(sprintf("%d-fold cross-validation of sgd_robust(loss = \"%s\")",
+                        max(x$folds), x$loss))
+  print(x$results, row.names = FALSE, digits = 4)
+  cli::cat_line(sprintf("Best: lambda = %g%s", x$best$lambda,
+                        if (x$loss %in% c("ramp", "smooth_ramp")) sprintf(", s = %g", x$best$s) else ""))
+  invisible(x)
+}
+
+#' @export
+predict.cv_sgd_robust <- function(object, ...) predict(object$fit, ...)
+
+#' @export
+coef.cv_sgd_robust <- function(object, ...) coef(object$fit)

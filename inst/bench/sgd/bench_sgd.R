@@ -1,0 +1,85 @@
+# Robust-loss SGD speed, printed in one run (issue 5 targets):
+#  1. seconds per epoch on covtype-shaped dense data (464,810 x 54) and on
+#     a7a (sparse), and that figure divided by the memory-streaming floor of
+#     the same data (one sequential read of every array an epoch reads,
+#     measured by the same C++ core; target <= 3);
+#  2. time for SGD to reach LiblineaR's test error versus LiblineaR's own time
+#     on a7a and ijcnn1 (target: faster);
+#  3. scikit-learn SGDClassifier(loss = "hinge") epoch time if python3-sklearn
+#     is installed.
+# Usage: R_LIBS=<lib> Rscript inst/bench/sgd/bench_sgd.R
+suppressPackageStartupMessages({ library(noisylabels); library(Matrix) })
+file_arg <- grep("^--file=", commandArgs(FALSE), value = TRUE)
+here <- if (length(file_arg)) dirname(normalizePath(sub("^--file=", "", file_arg))) else "inst/bench/sgd"
+source(file.path(here, "..", "..", "experiments", "sgd_robust", "data.R"))
+quiet <- function(expr) withCallingHandlers(expr, noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning"))
+cat(sprintf("noisylabels %s, %s, %d cores, load average %s\n", packageVersion("noisylabels"), R.version.string,
+            parallel::detectCores(), paste(readLines("/proc/loadavg", warn = FALSE), collapse = "")))
+
+epoch_report <- function(label, x, y, epochs = 5) {
+  dat <- noisylabels:::sgd_data(x)
+  dat$y <- ifelse(y > 0, 1, -1)
+  floor_s <- noisylabels:::.sgd_stream_seconds(dat, 5L)
+  for (loss in c("hinge", "logistic", "smooth_ramp", "gompertz")) {
+    fit <- quiet(sgd_robust(x, y, loss = loss, lambda = 1e-6, eta = 0.01, epochs = epochs, seed = 1))
+    per_epoch <- fit$seconds / epochs
+    cat(sprintf("%-22s %-12s %8.4f s/epoch  floor %8.5f s  ratio %6.2f  (%.0f ns/example)\n",
+                label, loss, per_epoch, floor_s, per_epoch / floor_s, 1e9 * per_epoch / nrow(x)))
+  }
+}
+
+cat("\n== 1. Seconds per epoch vs the memory-streaming floor (target ratio <= 3) ==\n")
+set.seed(54)
+n_cov <- 464810
+xc <- cbind(matrix(runif(n_cov * 10), n_cov, 10),
+            matrix(0, n_cov, 44))
+xc[cbind(seq_len(n_cov), 10 + sample.int(4, n_cov, TRUE))] <- 1
+xc[cbind(seq_len(n_cov), 14 + sample.int(40, n_cov, TRUE))] <- 1
+yc <- ifelse(drop(xc[, 1:10] %*% rep(c(-1, 1), 5)) + runif(n_cov, -0.15, 0.15) > 0, 1, -1)
+if (!nzchar(Sys.getenv("SGD_BENCH_SKIP_EPOCHS"))) epoch_report("covtype-shaped dense", xc, yc)
+rm(xc); invisible(gc())
+a7a <- tryCatch(load_a7a(), error = function(e) NULL)
+if (!is.null(a7a) && !nzchar(Sys.getenv("SGD_BENCH_SKIP_EPOCHS"))) epoch_report("a7a sparse", a7a$x, a7a$y) else cat("a7a not found: skipped\n")
+
+cat("\n== 2. Time to reach LiblineaR's test error (lambda = 1e-4, C = 1/(lambda n)) ==\n")
+race <- function(d) {
+  if (!requireNamespace("LiblineaR", quietly = TRUE)) return(cat("LiblineaR not installed: skipped\n"))
+  lambda <- 1e-4
+  cost <- 1 / (lambda * nrow(d$x))
+  fit_lib <- function() suppressMessages(LiblineaR::LiblineaR(d$x, d$y, type = 2, cost = cost, bias = 1, epsilon = 0.01))
+  m <- fit_lib()
+  t_lib <- median(vapply(1:3, function(k) system.time(fit_lib())[["elapsed"]], 1))
+  e_lib <- mean(suppressMessages(predict(m, d$x_test)$predictions) != d$y_test)
+  cat(sprintf("%-8s LiblineaR primal (-s 2): %.3f s, test error %.4f\n", d$name, t_lib, e_lib))
+  for (loss in c("logistic", "smooth_ramp", "gompertz")) {
+    t_eta <- system.time(fit <- quiet(sgd_robust(d$x, d$y, loss = loss, lambda = lambda, epochs = 15, seed = 1,
+                                                 x_valid = d$x_test, y_valid = d$y_test)))[["elapsed"]]
+    per_epoch <- fit$seconds / fit$iterations
+    hit <- which(fit$trace$valid_error <= e_lib)[1]
+    best <- min(fit$trace$valid_error)
+    if (is.na(hit)) {
+      cat(sprintf("         SGD(%s): never reached %.4f in 15 epochs (best %.4f); %.4f s/epoch\n",
+                  loss, e_lib, best, per_epoch))
+    } else {
+      cat(sprintf("         SGD(%s): reached %.4f at epoch %d = %.4f s of SGD (LiblineaR/SGD = %.1fx); eta search + fit + per-epoch evaluation took %.3f s in all\n",
+                  loss, fit$trace$valid_error[hit], hit, hit * per_epoch, t_lib / (hit * per_epoch), t_eta))
+    }
+  }
+}
+if (!is.null(a7a)) race(a7a)
+ij <- tryCatch(load_ijcnn1(), error = function(e) NULL)
+if (!is.null(ij)) race(ij) else cat("ijcnn1 not found: skipped\n")
+
+cat("\n== 3. scikit-learn SGDClassifier(loss='hinge') ==\n")
+has_sk <- nzchar(Sys.which("python3")) &&
+  system2("python3", c("-c", shQuote("import sklearn")), stdout = FALSE, stderr = FALSE) == 0
+if (!has_sk) {
+  cat("python3-sklearn is not installed: comparison skipped\n")
+} else if (!is.null(a7a)) {
+  f <- tempfile(fileext = ".svm")
+  Matrix::writeMM(a7a$x, f)
+  py <- sprintf("import time, numpy as np, scipy.io as sio\nfrom sklearn.linear_model import SGDClassifier\nX = sio.mmread('%s').tocsr(); y = np.array([%s])\nc = SGDClassifier(loss='hinge', alpha=1e-6, max_iter=5, tol=None, learning_rate='constant', eta0=0.01)\nt = time.time(); c.fit(X, y); print('sklearn a7a hinge: %%.4f s/epoch' %% ((time.time() - t) / 5))",
+                f, paste(a7a$y, collapse = ","))
+  pf <- tempfile(fileext = ".py"); writeLines(py, pf)
+  cat(system2("python3", pf, stdout = TRUE), sep = "\n")
+}

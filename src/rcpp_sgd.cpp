@@ -1,0 +1,138 @@
+// Glue: robust-loss SGD (src/sgd.h) for R. Only converts R objects and calls the core.
+#include "noisylabels_types.h"
+#include "rcpp_monitor.h"
+#include "sgd.h"
+
+#include <cmath>
+#include <string>
+
+using namespace noisylabels;
+
+namespace {
+
+// The R side passes list(n, d, y, dense = d x n matrix or NULL,
+// p = , j = , x = ) where p/j/x are the slots of t(X) as a dgCMatrix, i.e. the
+// CSR arrays of X. The list keeps the vectors alive; nothing is copied.
+SgdData data_from_list(const Rcpp::List& spec) {
+  SgdData data;
+  data.n = Rcpp::as<int>(spec["n"]);
+  data.d = Rcpp::as<int>(spec["d"]);
+  SEXP y = spec["y"];
+  if (TYPEOF(y) != REALSXP || Rf_xlength(y) != data.n) Rcpp::stop("y must be a double vector of length n");
+  data.y = REAL(y);
+  SEXP dense = spec["dense"];
+  if (!Rf_isNull(dense)) {
+    if (TYPEOF(dense) != REALSXP || Rf_xlength(dense) != static_cast<R_xlen_t>(data.n) * data.d)
+      Rcpp::stop("dense data must be a double d x n matrix");
+    data.dense = REAL(dense);
+  } else {
+    SEXP p = spec["p"], j = spec["j"], x = spec["x"];
+    if (TYPEOF(p) != INTSXP || TYPEOF(j) != INTSXP || TYPEOF(x) != REALSXP)
+      Rcpp::stop("CSR slots must be integer, integer, double");
+    if (Rf_xlength(p) != data.n + 1) Rcpp::stop("CSR row pointer has the wrong length");
+    if (Rf_xlength(j) != Rf_xlength(x) || Rf_xlength(x) < INTEGER(p)[data.n])
+      Rcpp::stop("CSR column index and value arrays disagree");
+    data.row_ptr = INTEGER(p);
+    data.col_idx = INTEGER(j);
+    data.values = REAL(x);
+  }
+  return data;
+}
+
+SgdLoss loss_from_list(const Rcpp::List& spec) {
+  SgdLoss loss;
+  loss.type = sgd_loss_from_string(Rcpp::as<std::string>(spec["name"]));
+  loss.s = Rcpp::as<double>(spec["s"]);
+  loss.alpha = Rcpp::as<double>(spec["alpha"]);
+  loss.beta = Rcpp::as<double>(spec["beta"]);
+  loss.c = Rcpp::as<double>(spec["c"]);
+  return loss;
+}
+
+SgdOptions options_from_list(const Rcpp::List& o) {
+  SgdOptions opt;
+  const std::string method = Rcpp::as<std::string>(o["method"]);
+  if (method == "sgd") opt.method = SgdMethod::Sgd;
+  else if (method == "asgd") opt.method = SgdMethod::Asgd;
+  else if (method == "pegasos") opt.method = SgdMethod::Pegasos;
+  else Rcpp::stop("unknown method '" + method + "'");
+  opt.loss = loss_from_list(o["loss"]);
+  opt.lambda = Rcpp::as<double>(o["lambda"]);
+  opt.eta = Rcpp::as<double>(o["eta"]);
+  opt.epochs = Rcpp::as<int>(o["epochs"]);
+  opt.average = Rcpp::as<bool>(o["average"]);
+  const std::string bias = Rcpp::as<std::string>(o["bias"]);
+  if (bias == "feature") opt.bias = SgdBias::Feature;
+  else if (bias == "separate") opt.bias = SgdBias::Separate;
+  else if (bias == "none") opt.bias = SgdBias::None;
+  else Rcpp::stop("unknown bias mode '" + bias + "'");
+  opt.record_iterates = Rcpp::as<bool>(o["record_iterates"]);
+  // The seed arrives as a double holding a non-negative integer < 2^31.
+  opt.seed = static_cast<std::uint64_t>(Rcpp::as<double>(o["seed"]));
+  return opt;
+}
+
+}  // namespace
+
+// [[Rcpp::export(.sgd_fit)]]
+Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::List options) {
+  const SgdData train = data_from_list(data);
+  SgdData valid_data;
+  const SgdData* valid_ptr = nullptr;
+  if (valid.isNotNull()) {
+    valid_data = data_from_list(Rcpp::List(valid.get()));
+    valid_ptr = &valid_data;
+  }
+  const SgdOptions opt = options_from_list(options);
+  RMonitor monitor;
+  SgdResult res;
+  try {
+    res = sgd_train(train, valid_ptr, opt, monitor);
+  } catch (const Interrupted&) {
+    Rcpp::stop("interrupted by the user");
+  }
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("weights") = Rcpp::wrap(res.weights),
+      Rcpp::Named("bias") = res.bias,
+      Rcpp::Named("objective") = Rcpp::wrap(res.objective),
+      Rcpp::Named("train_error") = Rcpp::wrap(res.train_error),
+      Rcpp::Named("valid_error") = Rcpp::wrap(res.valid_error),
+      Rcpp::Named("margins") = Rcpp::wrap(res.margins),
+      Rcpp::Named("epochs_run") = res.epochs_run,
+      Rcpp::Named("renormalisations") = static_cast<double>(res.renormalisations),
+      Rcpp::Named("seconds_train") = res.seconds_train);
+  if (opt.record_iterates) out["iterates"] = Rcpp::wrap(res.iterates);
+  return out;
+}
+
+// [[Rcpp::export(.sgd_choose_eta)]]
+double sgd_choose_eta_cpp(Rcpp::List data, Rcpp::List options, int sample_size) {
+  const SgdData train = data_from_list(data);
+  SgdOptions opt = options_from_list(options);
+  opt.eta = 1.0;
+  return sgd_choose_eta(train, opt, sample_size);
+}
+
+// Memory-streaming floor of one epoch over these data (seconds), for inst/bench.
+// [[Rcpp::export(.sgd_stream_seconds)]]
+double sgd_stream_seconds_cpp(Rcpp::List data, int repeats) {
+  const SgdData d = data_from_list(data);
+  double checksum = 0.0;
+  const double secs = sgd_stream_seconds(d, repeats, &checksum);
+  if (!std::isfinite(checksum)) Rcpp::warning("non-finite checksum");
+  return secs;
+}
+
+// Loss values and derivatives at the margins z (for tests and plots).
+// [[Rcpp::export(.sgd_loss_eval)]]
+Rcpp::List sgd_loss_eval_cpp(Rcpp::List loss_spec, Rcpp::NumericVector z) {
+  const SgdLoss loss = loss_from_list(loss_spec);
+  Rcpp::NumericVector value(z.size()), deriv(z.size());
+  for (R_xlen_t k = 0; k < z.size(); ++k) {
+    value[k] = loss.value(z[k]);
+    deriv[k] = loss.deriv(z[k]);
+  }
+  return Rcpp::List::create(Rcpp::Named("value") = value, Rcpp::Named("deriv") = deriv,
+                            Rcpp::Named("bound") = loss.bound(),
+                            Rcpp::Named("flat_start") = loss.flat_start());
+}

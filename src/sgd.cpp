@@ -1,0 +1,672 @@
+// SGD with robust losses: see sgd.h and ../shared/specs/sgd_robust.md.
+#include "sgd.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace noisylabels {
+
+// ---------------------------------------------------------------------------
+// Losses (spec section 2, 2.1)
+
+double SgdLoss::value(double z) const {
+  switch (type) {
+    case SgdLossType::Hinge:
+      return z < 1.0 ? 1.0 - z : 0.0;
+    case SgdLossType::Logistic:
+      // Bottou's shortcuts (svm/loss.h): log(1 + e^-z) ~ e^-z for z > 18, -z for z < -18.
+      if (z > 18.0) return std::exp(-z);
+      if (z < -18.0) return -z;
+      return std::log1p(std::exp(-z));
+    case SgdLossType::Ramp:
+      return std::min(1.0 - s, std::max(0.0, 1.0 - z));
+    case SgdLossType::SmoothRamp: {
+      // (1 - s) / (1 + e^u), u = alpha (z + beta), written with e = exp(-|u|) <= 1.
+      const double u = alpha * (z + beta);
+      const double e = std::exp(-std::fabs(u));
+      return u > 0.0 ? (1.0 - s) * e / (1.0 + e) : (1.0 - s) / (1.0 + e);
+    }
+    case SgdLossType::Gompertz:
+      // exp(-exp(c z)): exp(cz) = inf gives exp(-inf) = 0, no branch needed.
+      return std::exp(-std::exp(c * z));
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double SgdLoss::deriv(double z) const {
+  switch (type) {
+    case SgdLossType::Hinge:
+      return z < 1.0 ? -1.0 : 0.0;
+    case SgdLossType::Logistic:
+      if (z > 18.0) return -std::exp(-z);
+      if (z < -18.0) return -1.0;
+      return -1.0 / (1.0 + std::exp(z));
+    case SgdLossType::Ramp:
+      return (z > s && z < 1.0) ? -1.0 : 0.0;
+    case SgdLossType::SmoothRamp: {
+      // -(1 - s) alpha sigma(u) sigma(-u) = -(1 - s) alpha e / (1 + e)^2, e = exp(-|u|).
+      const double u = alpha * (z + beta);
+      const double e = std::exp(-std::fabs(u));
+      const double one_e = 1.0 + e;
+      return -(1.0 - s) * alpha * e / (one_e * one_e);
+    }
+    case SgdLossType::Gompertz: {
+      const double v = c * z;
+      return -c * std::exp(v - std::exp(v));
+    }
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double SgdLoss::bound() const {
+  switch (type) {
+    case SgdLossType::Ramp:
+    case SgdLossType::SmoothRamp:
+      return 1.0 - s;
+    case SgdLossType::Gompertz:
+      return 1.0;
+    default:
+      return std::numeric_limits<double>::infinity();
+  }
+}
+
+double SgdLoss::flat_start() const {
+  switch (type) {
+    case SgdLossType::Ramp:
+      return s;
+    case SgdLossType::SmoothRamp:
+      // Tangent at the inflection z = -beta (value (1-s)/2, slope -(1-s) alpha/4)
+      // reaches 1 - s at z = -beta - 2/alpha.
+      return -beta - 2.0 / alpha;
+    case SgdLossType::Gompertz:
+      // Tangent at z = 0 (value 1/e, slope -c/e) reaches 1 at z = -(e - 1)/c.
+      return -(std::exp(1.0) - 1.0) / c;
+    default:
+      return 0.0;
+  }
+}
+
+SgdLossType sgd_loss_from_string(const std::string& name) {
+  if (name == "hinge") return SgdLossType::Hinge;
+  if (name == "logistic") return SgdLossType::Logistic;
+  if (name == "ramp") return SgdLossType::Ramp;
+  if (name == "smooth_ramp") return SgdLossType::SmoothRamp;
+  if (name == "gompertz") return SgdLossType::Gompertz;
+  throw std::invalid_argument("unknown loss '" + name + "'");
+}
+
+void SgdData::validate() const {
+  if (n < 1 || d < 1) throw std::invalid_argument("the data have no rows or no columns");
+  if (y == nullptr) throw std::invalid_argument("labels are missing");
+  for (int i = 0; i < n; ++i) {
+    if (y[i] != 1.0 && y[i] != -1.0) throw std::invalid_argument("labels must be -1 or +1");
+  }
+  if (sparse()) {
+    if (row_ptr == nullptr || col_idx == nullptr || values == nullptr)
+      throw std::invalid_argument("incomplete CSR arrays");
+    if (row_ptr[0] != 0) throw std::invalid_argument("CSR row pointers must start at 0");
+    for (int i = 0; i < n; ++i) {
+      if (row_ptr[i + 1] < row_ptr[i]) throw std::invalid_argument("CSR row pointers decrease");
+    }
+    const int nnz = row_ptr[n];
+    for (int k = 0; k < nnz; ++k) {
+      if (col_idx[k] < 0 || col_idx[k] >= d) throw std::invalid_argument("CSR column index out of range");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Row kernels. Dense rows are contiguous (the data are stored d x n).
+
+namespace {
+
+template <bool Sparse>
+struct Rows {
+  const SgdData& data;
+  explicit Rows(const SgdData& dt) : data(dt) {}
+
+  double dot(int i, const double* v) const {
+    double acc = 0.0;
+    if constexpr (Sparse) {
+      const int end = data.row_ptr[i + 1];
+      for (int k = data.row_ptr[i]; k < end; ++k) acc += data.values[k] * v[data.col_idx[k]];
+    } else {
+      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
+      for (int j = 0; j < data.d; ++j) acc += x[j] * v[j];
+    }
+    return acc;
+  }
+  void axpy(int i, double coef, double* v) const {
+    if constexpr (Sparse) {
+      const int end = data.row_ptr[i + 1];
+      for (int k = data.row_ptr[i]; k < end; ++k) v[data.col_idx[k]] += coef * data.values[k];
+    } else {
+      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
+      for (int j = 0; j < data.d; ++j) v[j] += coef * x[j];
+    }
+  }
+  // Software prefetch of a row visited a few steps ahead: with a fresh
+  // permutation every epoch, rows are a random gather (spec section 8.4).
+  void prefetch(int i) const {
+#if defined(__GNUC__) || defined(__clang__)
+    if constexpr (Sparse) {
+      const int beg = data.row_ptr[i];
+      const int end = data.row_ptr[i + 1];
+      for (int k = beg; k < end; k += 8) {
+        __builtin_prefetch(data.values + k);
+        __builtin_prefetch(data.col_idx + k);
+      }
+    } else {
+      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
+      for (int j = 0; j < data.d; j += 8) __builtin_prefetch(x + j);
+    }
+#else
+    (void)i;
+#endif
+  }
+  double sqnorm(int i) const {
+    double acc = 0.0;
+    if constexpr (Sparse) {
+      const int end = data.row_ptr[i + 1];
+      for (int k = data.row_ptr[i]; k < end; ++k) acc += data.values[k] * data.values[k];
+    } else {
+      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
+      for (int j = 0; j < data.d; ++j) acc += x[j] * x[j];
+    }
+    return acc;
+  }
+};
+
+// Learner state: w = a * v (v has d entries, plus one for the bias feature),
+// separate bias b. For averaging (option B, ASGD): sum of the iterates since
+// the last reset = c * v - U (spec section 3.1), sum of biases = bias_sum.
+struct State {
+  std::vector<double> v;
+  double a = 1.0;
+  double b = 0.0;
+  bool averaging = false;
+  std::vector<double> U;
+  double c = 0.0;
+  double bias_sum = 0.0;
+  long long count = 0;        // iterates in the running average
+  double vnorm2 = 0.0;        // ||v||^2, kept for the Pegasos projection
+  long long t = 0;            // global step counter (1-based after the first step)
+  long long renorms = 0;
+
+  void reset_average() {
+    std::fill(U.begin(), U.end(), 0.0);
+    c = 0.0;
+    bias_sum = 0.0;
+    count = 0;
+  }
+  void renormalise() {
+    for (double& vj : v) vj *= a;
+    if (averaging) c /= a;
+    vnorm2 *= a * a;
+    a = 1.0;
+    ++renorms;
+  }
+  // Explicit average of the iterates into `out` (size of v) and its bias.
+  double average_into(std::vector<double>& out) const {
+    const double inv = 1.0 / static_cast<double>(count);
+    for (std::size_t j = 0; j < v.size(); ++j) out[j] = (c * v[j] - U[j]) * inv;
+    return bias_sum * inv;
+  }
+};
+
+constexpr double kRenormThreshold = 1e-9;  // scikit-learn's float64 wscale threshold
+
+double step_size(const SgdOptions& opt, long long t) {
+  switch (opt.method) {
+    case SgdMethod::Sgd:
+      return opt.eta;
+    case SgdMethod::Asgd:
+      // Xu (2011) as in Bottou's svmasgd: eta0 / (1 + lambda eta0 t)^0.75.
+      return opt.eta / std::pow(1.0 + opt.lambda * opt.eta * static_cast<double>(t), 0.75);
+    case SgdMethod::Pegasos:
+      return 1.0 / (opt.lambda * static_cast<double>(t));
+  }
+  return opt.eta;
+}
+
+// One pass over rows order[0..count-1]. `xnorm2` (squared row norms including
+// the bias feature) is only used by Pegasos. `iterates`, if non-null, receives
+// w_t (and b) after every step.
+template <bool Sparse>
+void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
+              const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates) {
+  const SgdData& data = rows.data;
+  const int d = data.d;
+  const bool bias_feature = opt.bias == SgdBias::Feature;
+  const bool bias_separate = opt.bias == SgdBias::Separate;
+  const bool pegasos = opt.method == SgdMethod::Pegasos;
+  const double lambda = opt.lambda;
+  const SgdLoss& loss = opt.loss;
+  double* v = st.v.data();
+  double* U = st.U.data();
+
+  constexpr int kAhead = 8;
+  for (int k = 0; k < count; ++k) {
+    const int i = order[k];
+    if (k + kAhead < count) rows.prefetch(order[k + kAhead]);
+    const double yi = data.y[i];
+    ++st.t;
+    const double eta = step_size(opt, st.t);
+
+    double vx = rows.dot(i, v);
+    if (bias_feature) vx += v[d];
+    const double z = yi * (st.a * vx + st.b);
+    const double g = loss.deriv(z);
+
+    // Regularisation step, O(1): w <- (1 - eta lambda) w.
+    const double shrink = 1.0 - eta * lambda;
+    if (shrink > 0.0) {
+      st.a *= shrink;
+    } else {
+      // Only Pegasos at t = 1 (eta lambda = 1): w becomes exactly 0.
+      std::fill(st.v.begin(), st.v.end(), 0.0);
+      st.a = 1.0;
+      st.vnorm2 = 0.0;
+      vx = 0.0;
+    }
+
+    // Loss step: w <- w - eta r'(z) y x, i.e. v <- v + delta, delta = coef * x.
+    if (g != 0.0) {
+      const double coef = -eta * g * yi / st.a;
+      if (st.averaging && st.c != 0.0) {
+        rows.axpy(i, st.c * coef, U);
+        if (bias_feature) U[d] += st.c * coef;
+      }
+      rows.axpy(i, coef, v);
+      if (bias_feature) v[d] += coef;
+      if (pegasos) st.vnorm2 += 2.0 * coef * vx + coef * coef * xnorm2[i];
+      if (bias_separate) st.b -= opt.bias_step * eta * g * yi;
+    }
+    if (pegasos) {
+      // Projection onto the ball of radius 1/sqrt(lambda).
+      const double wnorm2 = st.a * st.a * st.vnorm2;
+      if (wnorm2 * lambda > 1.0) st.a *= std::sqrt(1.0 / (lambda * wnorm2));
+    }
+    if (st.averaging) {
+      st.c += st.a;
+      st.bias_sum += st.b;
+      ++st.count;
+    }
+    if (std::fabs(st.a) < kRenormThreshold) st.renormalise();
+
+    if (iterates != nullptr) {
+      iterates->push_back(static_cast<double>(i));
+      for (std::size_t j = 0; j < st.v.size(); ++j) iterates->push_back(st.a * v[j]);
+      iterates->push_back(st.b);
+    }
+  }
+}
+
+void shuffle(std::vector<int>& perm, std::mt19937_64& rng) {
+  // Fisher-Yates with our own index draw so that a seed gives the same
+  // permutation on every standard library.
+  for (int i = static_cast<int>(perm.size()) - 1; i > 0; --i) {
+    const int j = static_cast<int>(rng() % static_cast<std::uint64_t>(i + 1));
+    std::swap(perm[i], perm[j]);
+  }
+}
+
+template <bool Sparse>
+SgdEval evaluate_impl(const SgdData& data, const double* w, double wbias_feature, double b,
+                      double scale, const SgdLoss& loss) {
+  Rows<Sparse> rows(data);
+  double loss_sum = 0.0;
+  long long wrong = 0;
+  for (int i = 0; i < data.n; ++i) {
+    const double f = scale * (rows.dot(i, w) + wbias_feature) + b;
+    const double z = data.y[i] * f;
+    loss_sum += loss.value(z);
+    if (z <= 0.0) ++wrong;
+  }
+  SgdEval ev;
+  ev.objective = loss_sum / data.n;
+  ev.error = static_cast<double>(wrong) / data.n;
+  return ev;
+}
+
+SgdEval evaluate_state(const SgdData& data, const std::vector<double>& v, double a, double b,
+                       const SgdOptions& opt) {
+  const int d = data.d;
+  const double wb = opt.bias == SgdBias::Feature ? v[d] : 0.0;
+  SgdEval ev = data.sparse() ? evaluate_impl<true>(data, v.data(), wb, b, a, opt.loss)
+                             : evaluate_impl<false>(data, v.data(), wb, b, a, opt.loss);
+  double norm2 = 0.0;
+  for (double vj : v) norm2 += vj * vj;  // includes the bias feature when present
+  ev.objective += 0.5 * opt.lambda * a * a * norm2;
+  return ev;
+}
+
+bool all_finite(const std::vector<double>& v) {
+  for (double x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+[[noreturn]] void throw_diverged(const SgdOptions& opt, int epoch) {
+  std::ostringstream msg;
+  msg << "SGD diverged in epoch " << epoch << ": the weights are no longer finite. ";
+  if (opt.method == SgdMethod::Pegasos) {
+    msg << "Pegasos uses eta = 1/(lambda t); try a larger lambda (was " << opt.lambda << ").";
+  } else {
+    msg << "Use a smaller eta (this run used eta = " << opt.eta << ").";
+  }
+  throw std::runtime_error(msg.str());
+}
+
+template <bool Sparse>
+SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOptions& opt,
+                     Monitor& monitor) {
+  const int n = train.n;
+  const int d = train.d;
+  const int dim = d + (opt.bias == SgdBias::Feature ? 1 : 0);
+  Rows<Sparse> rows(train);
+  std::mt19937_64 rng(opt.seed);
+
+  // Everything the epoch loop touches is allocated here.
+  State st;
+  st.v.assign(dim, 0.0);
+  st.U.assign(dim, 0.0);
+  std::vector<double> avg(dim, 0.0);
+  std::vector<int> perm(n);
+  for (int i = 0; i < n; ++i) perm[i] = i;
+  std::vector<double> xnorm2;
+  if (opt.method == SgdMethod::Pegasos) {
+    xnorm2.resize(n);
+    for (int i = 0; i < n; ++i)
+      xnorm2[i] = rows.sqnorm(i) + (opt.bias == SgdBias::Feature ? 1.0 : 0.0);
+  }
+  std::vector<double>* iterates = nullptr;
+  SgdResult res;
+  if (opt.record_iterates) {
+    res.iterates.reserve(static_cast<std::size_t>(dim + 2) * n * opt.epochs);
+    iterates = &res.iterates;
+  }
+  res.objective.reserve(opt.epochs);
+  res.train_error.reserve(opt.epochs);
+  if (valid != nullptr) res.valid_error.reserve(opt.epochs);
+
+  const bool option_b = opt.method == SgdMethod::Sgd && opt.average;
+  const bool asgd = opt.method == SgdMethod::Asgd;
+  double seconds = 0.0;
+
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    monitor.check();
+    const auto t0 = std::chrono::steady_clock::now();
+    shuffle(perm, rng);
+    if (opt.method == SgdMethod::Pegasos) {
+      // Recompute ||v||^2 once per epoch so rounding in its running update cannot drift.
+      st.vnorm2 = 0.0;
+      for (double vj : st.v) st.vnorm2 += vj * vj;
+    }
+    if (option_b) {
+      st.averaging = true;
+      st.reset_average();
+    }
+    if (asgd && epoch == opt.asgd_start_epochs + 1) {
+      st.averaging = true;
+      st.reset_average();
+    }
+    run_pass<Sparse>(rows, perm.data(), n, opt, xnorm2, st, iterates);
+
+    // The model reported for this epoch: last iterate (option A, Pegasos),
+    // epoch average (option B, which also restarts the next epoch from it),
+    // running average (ASGD).
+    const std::vector<double>* model = &st.v;
+    double model_a = st.a, model_b = st.b;
+    if (option_b) {
+      st.b = st.average_into(avg);
+      st.v.swap(avg);
+      st.a = 1.0;
+      st.averaging = false;
+      model = &st.v;
+      model_a = 1.0;
+      model_b = st.b;
+    } else if (asgd && st.averaging && st.count > 0) {
+      model_b = st.average_into(avg);
+      model = &avg;
+      model_a = 1.0;
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    if (!std::isfinite(st.a) || !std::isfinite(st.b) || !all_finite(st.v) ||
+        !std::isfinite(model_b) || !all_finite(*model)) {
+      throw_diverged(opt, epoch);
+    }
+    res.epochs_run = epoch;
+    if (!opt.evaluate) continue;
+    const SgdEval ev = evaluate_state(train, *model, model_a, model_b, opt);
+    if (!std::isfinite(ev.objective)) throw_diverged(opt, epoch);
+    res.objective.push_back(ev.objective);
+    res.train_error.push_back(ev.error);
+    if (valid != nullptr) {
+      res.valid_error.push_back(evaluate_state(*valid, *model, model_a, model_b, opt).error);
+    }
+    monitor.progress(epoch, opt.epochs);
+  }
+
+  // Final model.
+  const std::vector<double>* model = &st.v;
+  double model_a = st.a;
+  res.bias = st.b;
+  if (asgd && st.averaging && st.count > 0) {
+    res.bias = st.average_into(avg);
+    model = &avg;
+    model_a = 1.0;
+  }
+  res.weights.assign(d, 0.0);
+  for (int j = 0; j < d; ++j) res.weights[j] = model_a * (*model)[j];
+  if (opt.bias == SgdBias::Feature) res.bias += model_a * (*model)[d];
+  if (opt.evaluate) {
+    res.margins = sgd_decision(train, res.weights, res.bias);
+    for (int i = 0; i < n; ++i) res.margins[i] *= train.y[i];
+  }
+  res.renormalisations = st.renorms;
+  res.seconds_train = seconds;
+  return res;
+}
+
+void check_options(const SgdOptions& opt) {
+  if (!(opt.lambda >= 0.0) || !std::isfinite(opt.lambda))
+    throw std::invalid_argument("lambda must be finite and >= 0");
+  if (opt.method == SgdMethod::Pegasos) {
+    if (!(opt.lambda > 0.0)) throw std::invalid_argument("Pegasos needs lambda > 0");
+  } else {
+    if (!(opt.eta > 0.0) || !std::isfinite(opt.eta))
+      throw std::invalid_argument("eta must be finite and > 0");
+    if (opt.eta * opt.lambda >= 1.0)
+      throw std::invalid_argument("eta * lambda must be < 1 (the shrink step would wipe out w)");
+  }
+  if (opt.epochs < 1) throw std::invalid_argument("epochs must be >= 1");
+}
+
+}  // namespace
+
+SgdResult sgd_train(const SgdData& train, const SgdData* valid, const SgdOptions& options,
+                    Monitor& monitor) {
+  train.validate();
+  if (valid != nullptr) {
+    valid->validate();
+    if (valid->d != train.d) throw std::invalid_argument("validation data have a different number of columns");
+  }
+  check_options(options);
+  return train.sparse() ? train_impl<true>(train, valid, options, monitor)
+                        : train_impl<false>(train, valid, options, monitor);
+}
+
+double sgd_choose_eta(const SgdData& train, const SgdOptions& options, int sample_size) {
+  train.validate();
+  const int m = std::max(1, std::min(train.n, sample_size));
+  std::mt19937_64 rng(options.seed ^ 0x9e3779b97f4a7c15ULL);
+  std::vector<int> perm(train.n);
+  for (int i = 0; i < train.n; ++i) perm[i] = i;
+  shuffle(perm, rng);
+  perm.resize(m);
+  // The sample as its own data set (evaluation runs over the sample only).
+  std::vector<double> ys(m);
+  std::vector<double> dense_s;
+  std::vector<int> rp, ci;
+  std::vector<double> vals;
+  SgdData sample;
+  sample.n = m;
+  sample.d = train.d;
+  for (int k = 0; k < m; ++k) ys[k] = train.y[perm[k]];
+  if (train.sparse()) {
+    rp.push_back(0);
+    for (int k = 0; k < m; ++k) {
+      const int i = perm[k];
+      for (int q = train.row_ptr[i]; q < train.row_ptr[i + 1]; ++q) {
+        ci.push_back(train.col_idx[q]);
+        vals.push_back(train.values[q]);
+      }
+      rp.push_back(static_cast<int>(ci.size()));
+    }
+    sample.row_ptr = rp.data();
+    sample.col_idx = ci.data();
+    sample.values = vals.data();
+  } else {
+    dense_s.resize(static_cast<std::size_t>(m) * train.d);
+    for (int k = 0; k < m; ++k)
+      std::copy(train.dense + static_cast<std::size_t>(perm[k]) * train.d,
+                train.dense + static_cast<std::size_t>(perm[k] + 1) * train.d,
+                dense_s.begin() + static_cast<std::size_t>(k) * train.d);
+    sample.dense = dense_s.data();
+  }
+  sample.y = ys.data();
+  std::vector<int> order(m);
+  for (int k = 0; k < m; ++k) order[k] = k;
+  const int dim = train.d + (options.bias == SgdBias::Feature ? 1 : 0);
+  std::vector<double> empty;
+
+  auto cost = [&](double eta) {
+    SgdOptions opt = options;
+    opt.eta = eta;
+    if (opt.method == SgdMethod::Sgd && eta * opt.lambda >= 1.0)
+      return std::numeric_limits<double>::infinity();
+    State st;
+    st.v.assign(dim, 0.0);
+    st.U.assign(dim, 0.0);
+    if (sample.sparse()) {
+      run_pass<true>(Rows<true>(sample), order.data(), m, opt, empty, st, nullptr);
+    } else {
+      run_pass<false>(Rows<false>(sample), order.data(), m, opt, empty, st, nullptr);
+    }
+    if (!std::isfinite(st.a) || !all_finite(st.v) || !std::isfinite(st.b))
+      return std::numeric_limits<double>::infinity();
+    const double obj = evaluate_state(sample, st.v, st.a, st.b, opt).objective;
+    return std::isfinite(obj) ? obj : std::numeric_limits<double>::infinity();
+  };
+
+  const double factor = 2.0;
+  const double eta_min = std::ldexp(1.0, -40), eta_max = std::ldexp(1.0, 20);
+  double lo_eta = 1.0, lo_cost = cost(lo_eta);
+  double hi_eta = lo_eta * factor, hi_cost = cost(hi_eta);
+  if (lo_cost < hi_cost) {
+    while (lo_cost < hi_cost && lo_eta > eta_min) {
+      hi_eta = lo_eta;
+      hi_cost = lo_cost;
+      lo_eta = hi_eta / factor;
+      lo_cost = cost(lo_eta);
+    }
+  } else if (hi_cost < lo_cost) {
+    while (hi_cost < lo_cost && hi_eta < eta_max) {
+      lo_eta = hi_eta;
+      lo_cost = hi_cost;
+      hi_eta = lo_eta * factor;
+      hi_cost = cost(hi_eta);
+    }
+  } else if (!std::isfinite(lo_cost)) {
+    // Both diverge: keep halving until one pass stays finite.
+    while (!std::isfinite(lo_cost) && lo_eta > eta_min) {
+      lo_eta /= factor;
+      lo_cost = cost(lo_eta);
+    }
+  }
+  double eta = lo_eta;
+  // Stability cap (spec section 3 note 1): a step is contractive when
+  // eta * (lambda + max|r''| * max_i ||x_i||^2) < 2; we keep a factor 2 margin.
+  // Hinge and ramp are not smooth; they get the curvature 1 of a unit-width
+  // smoothed hinge. The one-pass search alone favours steps so large that
+  // bounded losses push most margins deep into their flat region.
+  double max_sq = 0.0;
+  for (int i = 0; i < train.n; ++i) {
+    const double sq = train.sparse() ? Rows<true>(train).sqnorm(i) : Rows<false>(train).sqnorm(i);
+    max_sq = std::max(max_sq, sq + (options.bias == SgdBias::Feature ? 1.0 : 0.0));
+  }
+  const SgdLoss& loss = options.loss;
+  double curvature = 1.0;
+  switch (loss.type) {
+    case SgdLossType::Logistic: curvature = 0.25; break;
+    case SgdLossType::SmoothRamp:
+      curvature = (1.0 - loss.s) * loss.alpha * loss.alpha / (6.0 * std::sqrt(3.0));
+      break;
+    case SgdLossType::Gompertz: curvature = 0.309 * loss.c * loss.c; break;
+    default: break;
+  }
+  const double cap = 1.0 / (options.lambda + curvature * std::max(max_sq, 1e-12));
+  while (eta > cap && eta > eta_min) eta /= factor;
+  while (options.lambda > 0.0 && eta * options.lambda > 0.5) eta /= factor;
+  return eta;
+}
+
+SgdEval sgd_evaluate(const SgdData& data, const std::vector<double>& weights, double bias,
+                     const SgdLoss& loss, double lambda, SgdBias bias_mode) {
+  SgdEval ev = data.sparse() ? evaluate_impl<true>(data, weights.data(), 0.0, bias, 1.0, loss)
+                             : evaluate_impl<false>(data, weights.data(), 0.0, bias, 1.0, loss);
+  double norm2 = 0.0;
+  for (double w : weights) norm2 += w * w;
+  if (bias_mode == SgdBias::Feature) norm2 += bias * bias;
+  ev.objective += 0.5 * lambda * norm2;
+  return ev;
+}
+
+double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum) {
+  double best = std::numeric_limits<double>::infinity();
+  double total = 0.0;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double acc = 0.0;
+    long long iacc = 0;
+    if (data.sparse()) {
+      const int nnz = data.row_ptr[data.n];
+      for (int k = 0; k < nnz; ++k) {
+        acc += data.values[k];
+        iacc += data.col_idx[k];
+      }
+      for (int i = 0; i <= data.n; ++i) iacc += data.row_ptr[i];
+    } else {
+      const std::size_t len = static_cast<std::size_t>(data.n) * data.d;
+      for (std::size_t k = 0; k < len; ++k) acc += data.dense[k];
+    }
+    for (int i = 0; i < data.n; ++i) acc += data.y[i];
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, secs);
+    total += acc + static_cast<double>(iacc);
+  }
+  if (checksum != nullptr) *checksum = total;
+  return best;
+}
+
+std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,
+                                 double bias) {
+  std::vector<double> f(data.n);
+  if (data.sparse()) {
+    Rows<true> rows(data);
+    for (int i = 0; i < data.n; ++i) f[i] = rows.dot(i, weights.data()) + bias;
+  } else {
+    Rows<false> rows(data);
+    for (int i = 0; i < data.n; ++i) f[i] = rows.dot(i, weights.data()) + bias;
+  }
+  return f;
+}
+
+}  // namespace noisylabels

@@ -1,0 +1,123 @@
+// Linear classifiers trained by stochastic gradient descent with bounded robust
+// losses (Han, Tsang & Chen, ECML-PKDD 2016, Algorithm 1), plus the baselines
+// of the paper's experiments: hinge, logistic and ramp losses, averaged SGD
+// (Xu 2011 / Bottou's svmasgd) and Pegasos (Shalev-Shwartz et al. 2007).
+//
+// Plain C++17, no R headers. Data are read row by row, either from a dense
+// d x n column-major block (one column per example, i.e. the transpose of the
+// user's n x d matrix) or from CSR arrays (row pointers, 0-based column
+// indices, values). Every update costs O(nnz(x_i)): the L2 shrink is a scalar
+// (w = a * v, spec sgd_robust.md section 3.1) and the epoch average of option B
+// and ASGD is kept with the lazy correction of the same section.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor.h"
+
+namespace noisylabels {
+
+enum class SgdLossType { Hinge, Logistic, Ramp, SmoothRamp, Gompertz };
+
+// A margin loss r(z), z = y f(x), with its derivative r'(z) (seed eq. 4, 5;
+// spec section 2 and 2.1 for the numerically stable forms).
+struct SgdLoss {
+  SgdLossType type = SgdLossType::SmoothRamp;
+  double s = -1.0;      // ramp / smooth ramp: bound 1 - s
+  double alpha = 2.0;   // smooth ramp steepness
+  double beta = -0.03;  // smooth ramp shift
+  double c = 2.0;       // reversed Gompertz steepness
+
+  double value(double z) const;
+  double deriv(double z) const;
+  // Upper bound of r (infinity for hinge and logistic).
+  double bound() const;
+  // Margin at which the loss enters its flat (saturated) region: the point
+  // where the tangent at the steepest point reaches the bound. Ramp: s;
+  // smooth ramp: -beta - 2/alpha; Gompertz: -(e - 1)/c. Unbounded losses: 0.
+  double flat_start() const;
+};
+
+SgdLossType sgd_loss_from_string(const std::string& name);
+
+// Row-wise read-only view of the training data. Exactly one of the two
+// layouts is set: dense (values of example i at dense + i*d) or CSR.
+struct SgdData {
+  int n = 0;
+  int d = 0;
+  const double* dense = nullptr;
+  const int* row_ptr = nullptr;  // length n + 1
+  const int* col_idx = nullptr;  // length nnz, 0-based, < d
+  const double* values = nullptr;
+  const double* y = nullptr;     // length n, entries -1 or +1
+
+  bool sparse() const { return dense == nullptr; }
+  // Validates shapes and index ranges; throws std::invalid_argument.
+  void validate() const;
+};
+
+enum class SgdMethod { Sgd, Asgd, Pegasos };
+enum class SgdBias { None, Feature, Separate };
+
+struct SgdOptions {
+  SgdMethod method = SgdMethod::Sgd;
+  SgdLoss loss;
+  double lambda = 1e-4;
+  double eta = 0.0;            // step (SGD) or eta0 (ASGD); ignored by Pegasos
+  int epochs = 15;
+  bool average = false;        // option B of Algorithm 1 (SGD only)
+  SgdBias bias = SgdBias::Feature;
+  double bias_step = 0.01;     // eta_b / eta for SgdBias::Separate (Bottou)
+  int asgd_start_epochs = 1;   // ASGD averages from the end of this epoch on
+  bool record_iterates = false;  // for tests: store w after every step (small n only)
+  bool evaluate = true;        // per-epoch objective/error and final margins (off in benchmarks)
+  std::uint64_t seed = 1;
+};
+
+struct SgdResult {
+  std::vector<double> weights;   // length d (the bias weight is separate)
+  double bias = 0.0;
+  std::vector<double> objective; // primal objective after each epoch
+  std::vector<double> train_error;
+  std::vector<double> valid_error;  // empty when no validation data
+  std::vector<double> margins;   // y_i f(x_i) of the final model
+  std::vector<double> iterates;  // (row, w_t, b_t) per step, (dim + 2) x steps, if recorded
+  int epochs_run = 0;
+  long long renormalisations = 0;
+  double seconds_train = 0.0;    // wall time of the epoch loops only
+};
+
+// Trains one model. `valid` may be null. Throws NumericalError-like
+// std::runtime_error (message suggests a smaller eta) if the weights become
+// non-finite, Interrupted if the monitor says so.
+SgdResult sgd_train(const SgdData& train, const SgdData* valid, const SgdOptions& options,
+                    Monitor& monitor);
+
+// Bottou's determineEta0 search (spec section 3 note 1): starting from eta = 1,
+// double or halve while the primal objective after one constant-step pass over
+// a sample of at most `sample_size` rows improves. The result is capped so that
+// eta * lambda < 1.
+double sgd_choose_eta(const SgdData& train, const SgdOptions& options, int sample_size);
+
+// Primal objective G(w) = lambda/2 ||w||^2 + mean r(y (w.x + b)) (the bias is
+// included in the penalty when bias == Feature) and the 0-1 error.
+struct SgdEval {
+  double objective = 0.0;
+  double error = 0.0;
+};
+SgdEval sgd_evaluate(const SgdData& data, const std::vector<double>& weights, double bias,
+                     const SgdLoss& loss, double lambda, SgdBias bias_mode);
+
+// Seconds for one sequential read of every array the epoch loop reads (dense
+// values, or CSR values, indices and row pointers, plus the labels): the
+// memory-streaming floor of an epoch. Best of `repeats`; `checksum` receives
+// the sum so the reads cannot be optimised away.
+double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum);
+
+// Decision values f(x_i) = w.x_i + b for every row.
+std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,
+                                 double bias);
+
+}  // namespace noisylabels

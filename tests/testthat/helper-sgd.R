@@ -1,0 +1,55 @@
+# Plain-R reference implementations for the robust-loss SGD tests: the losses
+# written from the paper's formulas (no stabilisation) and a step-by-step
+# replay of the SGD update w <- w - eta (lambda w + r'(z) y x) on dense data.
+
+ref_sgd_loss <- function(name, z, s = -1, alpha = 2, beta = -0.03, c = 2) {
+  switch(name,
+         hinge = pmax(0, 1 - z),
+         logistic = log(1 + exp(-z)),
+         ramp = pmin(1 - s, pmax(0, 1 - z)),
+         smooth_ramp = (1 - s) / (1 + exp(alpha * (z + beta))),
+         gompertz = exp(-exp(c * z)))
+}
+
+# Replays the visited rows of a fit with the plain update and returns the
+# iterates (one column per step) in the layout of fit$iterates.
+ref_sgd_replay <- function(x, y, fit, deriv) {
+  d <- ncol(x)
+  feature <- fit$bias_mode == "feature"
+  xa <- if (feature) cbind(x, 1) else x
+  w <- numeric(ncol(xa)); b <- 0
+  steps <- length(fit$visit_order)
+  n <- nrow(x)
+  out <- matrix(0, ncol(xa) + 1, steps)
+  avg_sum <- numeric(ncol(xa)); avg_b <- 0; avg_n <- 0
+  for (t in seq_len(steps)) {
+    i <- fit$visit_order[t]
+    eta <- switch(fit$method, sgd = fit$eta,
+                  asgd = fit$eta / (1 + fit$lambda * fit$eta * t)^0.75,
+                  pegasos = 1 / (fit$lambda * t))
+    z <- y[i] * (sum(w * xa[i, ]) + b)
+    g <- deriv(z)
+    w <- (1 - eta * fit$lambda) * w - eta * g * y[i] * xa[i, ]
+    if (fit$bias_mode == "separate") b <- b - 0.01 * eta * g * y[i]
+    if (fit$method == "pegasos") {
+      nw <- sqrt(sum(w^2))
+      if (nw > 1 / sqrt(fit$lambda)) w <- w / (nw * sqrt(fit$lambda))
+    }
+    if (fit$method == "sgd" && fit$option == "B") {
+      avg_sum <- avg_sum + w; avg_b <- avg_b + b; avg_n <- avg_n + 1
+      out[, t] <- c(w, b)
+      if (t %% n == 0) { w <- avg_sum / avg_n; b <- avg_b / avg_n; avg_sum[] <- 0; avg_b <- 0; avg_n <- 0 }
+      next
+    }
+    out[, t] <- c(w, b)
+  }
+  out
+}
+
+sgd_toy <- function(n = 40, d = 3, seed = 1, flip = 0) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * d), n, d)
+  y <- ifelse(drop(x %*% seq_len(d)) + 0.3 > 0, 1, -1)
+  if (flip > 0) y <- flip_labels(y, flip)$y
+  list(x = x, y = y)
+}
