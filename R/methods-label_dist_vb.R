@@ -40,7 +40,7 @@ predict.label_dist_vb <- function(object, newdata = NULL, type = c("class", "pro
   type <- match.arg(type)
   xm <- ld_newdata_matrix(object, newdata)
   p <- ld_softmax(xm %*% t(object$W))
-  colnames(p) <- object$classes
+  dimnames(p) <- list(NULL, object$classes)
   if (type == "prob") return(p)
   factor(object$classes[max.col(p, ties.method = "first")], levels = object$classes)
 }
