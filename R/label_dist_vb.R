@@ -86,7 +86,8 @@
 #' @param lbfgs_max_iter L-BFGS iterations per \eqn{W} update.
 #' @param threads OpenMP threads for the \eqn{\eta} sweep.
 #' @param data Data frame for the formula interface.
-#' @param ... Arguments passed to the default method.
+#' @param ... For the formula method: arguments passed to the default method
+#'   (unknown arguments are an error).
 #' @return An object of class `label_dist_vb`: `zeta` (U x M true-label
 #'   posterior of the training instances), `C` (M x M confusion matrix: MAP, or
 #'   the posterior mean under `c_update = "vb"`), `W` (M x D weights), `eta`
@@ -138,6 +139,9 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                                   classes = NULL, tune = NULL, folds = 5, debug = FALSE,
                                   lbfgs_max_iter = 100, threads = 1, ...) {
   call <- match.call()
+  if (...length()) {
+    abort_input("Unknown argument{?s} {.arg {names(list(...))}} to {.fn label_dist_vb}.")
+  }
   x <- check_x_matrix(x, "x")
   prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
   hyper <- c(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
