@@ -65,8 +65,11 @@
 #' @param restarts Number of starts (see "Start and restarts").
 #' @param max_iter Maximum number of outer iterations.
 #' @param tol Stop when the relative ELBO change is below `tol`.
-#' @param stable_iter Also stop when the most probable true label of every
-#'   instance has not changed for this many iterations (0 disables).
+#' @param stable_iter Also stop when the most probable true labels have been
+#'   stable for this many consecutive iterations (0 disables).
+#' @param stable_tol An iteration counts as stable when at most
+#'   `stable_tol * U` instances changed their most probable label (so, for
+#'   U < 10000 at the default, none did).
 #' @param c_update `"map"` (point estimate of \eqn{C}), `"vb"` (Dirichlet
 #'   \eqn{q(C)}, needed when `alpha_c0 < 1` or `alpha_c1 < 1` since no MAP
 #'   exists then) or `"auto"` (MAP when both concentrations are >= 1).
@@ -135,6 +138,7 @@ label_dist_vb.formula <- function(x, data, groups, label_dist, ...) {
 label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 10,
                                   alpha_c0 = 1, alpha_c1 = 10, structured = FALSE,
                                   restarts = 1, max_iter = 200, tol = 1e-6, stable_iter = 10,
+                                  stable_tol = 1e-4,
                                   c_update = c("auto", "map", "vb"), raw_dist = FALSE,
                                   classes = NULL, tune = NULL, folds = 5, debug = FALSE,
                                   lbfgs_max_iter = 100, threads = 1, ...) {
@@ -154,6 +158,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                max_iter = check_count(max_iter, "max_iter"),
                tol = check_number(tol, "tol", 0),
                stable_iter = check_count(stable_iter, "stable_iter", 0),
+               stable_tol = check_number(stable_tol, "stable_tol", 0, 1),
                lbfgs_max_iter = check_count(lbfgs_max_iter, "lbfgs_max_iter"),
                restarts = check_count(restarts, "restarts"),
                threads = check_count(threads, "threads"),

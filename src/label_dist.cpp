@@ -317,7 +317,7 @@ void ld_update_zeta(const LdProblem& prob, LdState& st, bool vb_c) {
 void ld_update_structured(const LdProblem& prob, const LdHyper& hy, LdState& st, bool vb_c,
                           Monitor& monitor) {
   const int M = prob.M;
-  const MatrixXd logc = ld_log_c(st.cpar, vb_c);
+  const MatrixXd cmat = ld_log_c(st.cpar, vb_c).array().exp().matrix();  // C or exp E[log C]
   const MatrixXd a = prob.x * st.w.transpose();
   MatrixXd r_sum = group_sums(prob, st.eta);
   std::vector<double> logz(M), g(M), zeta(M), t(M);
@@ -327,13 +327,19 @@ void ld_update_structured(const LdProblem& prob, const LdHyper& hy, LdState& st,
     for (int p = prob.unit_ptr[u]; p < prob.unit_ptr[u + 1]; ++p) {
       const int k = prob.unit_pairs[p], i = prob.pair_group[k], n = prob.group_size(i);
       const double scale = hy.alpha_s / n;
-      for (int l = 0; l < M; ++l) g[l] = scale * (prob.s(i, l) - (r_sum(i, l) - st.eta(k, l)) / n);
-      // eta_iu[m, .] = softmax_l(log c_ml + g_l); log Z_ium is group i's vote for y_u = m.
+      double gmax = -std::numeric_limits<double>::infinity();
+      for (int l = 0; l < M; ++l) {
+        g[l] = scale * (prob.s(i, l) - (r_sum(i, l) - st.eta(k, l)) / n);
+        gmax = std::max(gmax, g[l]);
+      }
+      for (int l = 0; l < M; ++l) t[l] = std::exp(g[l] - gmax);
+      // eta_iu[m, .] = softmax_l(log c_ml + g_l) = c_ml e^{g_l} / Z_ium; log Z_ium
+      // is group i's vote for y_u = m (M exponentials per pair, not M^2).
       for (int m = 0; m < M; ++m) {
-        for (int l = 0; l < M; ++l) t[l] = logc(m, l) + g[l];
-        const double lz = softmax_inplace(t.data(), M);
-        for (int l = 0; l < M; ++l) st.eta_cond(k, m * M + l) = t[l];
-        logz[m] += lz;
+        double z = 0;
+        for (int l = 0; l < M; ++l) z += cmat(m, l) * t[l];
+        for (int l = 0; l < M; ++l) st.eta_cond(k, m * M + l) = cmat(m, l) * t[l] / z;
+        logz[m] += std::log(z) + gmax;
       }
     }
     for (int m = 0; m < M; ++m) zeta[m] = logz[m];
@@ -477,7 +483,9 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
     for (size_t u = 0; u < now.size(); ++u) changes += now[u] != labels[u];
     labels = now;
     fit.changes_trace.push_back(changes);
-    stable = changes == 0 ? stable + 1 : 0;
+    // Stable iteration: (almost) no instance changed its most probable class;
+    // with stable_tol * U < 1 this is the spec's "argmax unchanged" rule.
+    stable = changes <= opt.stable_tol * prob.U ? stable + 1 : 0;
     fit.iterations = it;
     if (std::abs(current - prev) < opt.tol * std::abs(current)) {
       fit.converged = true;
@@ -486,7 +494,7 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
     }
     if (opt.stable_iter > 0 && stable >= opt.stable_iter) {
       fit.converged = true;
-      fit.stop_reason = "argmax of zeta unchanged";
+      fit.stop_reason = "argmax of zeta stable";
       break;
     }
   }

@@ -63,7 +63,8 @@ struct LdOptions {
   bool vb_c = false;        // q(C) Dirichlet (spec 3.3(a)) instead of the MAP C
   int max_iter = 200;
   double tol = 1e-6;        // relative ELBO change
-  int stable_iter = 10;     // stop when argmax zeta is unchanged this long (0 = off)
+  int stable_iter = 10;     // stop when argmax zeta is stable this long (0 = off)
+  double stable_tol = 1e-4; // "stable": at most stable_tol * U argmax changes
   int lbfgs_max_iter = 100;
   double init_lambda = 1e-2;  // ridge of the deconvolution start (spec 5(a))
   double init_diag = 0.7;     // diagonal of C at the start (spec 5(b))

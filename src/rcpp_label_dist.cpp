@@ -63,6 +63,7 @@ Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_
   opt.max_iter = Rcpp::as<int>(options["max_iter"]);
   opt.tol = Rcpp::as<double>(options["tol"]);
   opt.stable_iter = Rcpp::as<int>(options["stable_iter"]);
+  opt.stable_tol = Rcpp::as<double>(options["stable_tol"]);
   opt.lbfgs_max_iter = Rcpp::as<int>(options["lbfgs_max_iter"]);
   opt.init_lambda = Rcpp::as<double>(options["init_lambda"]);
   opt.init_diag = Rcpp::as<double>(options["init_diag"]);
