@@ -123,7 +123,7 @@ label_dist_vb.formula <- function(x, data, groups, label_dist, ...) {
                   "i" = "The labels come from {.arg label_dist}, not from a response."))
   }
   tt <- stats::terms(x, data = data)
-  mf <- stats::model.frame(tt, data = data, na.action = stats::na.fail)
+  mf <- stats::model.frame(tt, data = data, na.action = stats::na.pass)  # NA checked below
   xm <- stats::model.matrix(tt, mf)
   attr(xm, "assign") <- NULL
   fit <- label_dist_vb.default(xm, groups = groups, label_dist = label_dist, ...)

@@ -4,9 +4,10 @@ ld_newdata_matrix <- function(object, newdata) {
   if (is.null(newdata)) return(object$x)
   if (!is.null(object$terms)) {
     if (!is.data.frame(newdata)) abort_input("{.arg newdata} must be a data frame for a formula fit.")
-    mf <- stats::model.frame(object$terms, newdata, na.action = stats::na.fail, xlev = object$xlevels)
+    mf <- stats::model.frame(object$terms, newdata, na.action = stats::na.pass, xlev = object$xlevels)
     xm <- stats::model.matrix(object$terms, mf)
     attr(xm, "assign") <- NULL
+    xm <- check_x_matrix(xm, "newdata")
   } else {
     xm <- check_x_matrix(newdata, "newdata")
   }

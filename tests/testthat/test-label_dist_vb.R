@@ -311,6 +311,8 @@ test_that("bad input gives classed errors", {
   expect_error(label_dist_vb(x, g, s, alpha_s = -1), class = err)
   expect_error(label_dist_vb(x, "groups", s), class = err)
   expect_error(label_dist_vb(x, g, s, tune = list(beta = 1)), class = err)
+  expect_error(label_dist_vb(~ a, data = data.frame(a = c(NA, 1:9)), groups = g, label_dist = s), class = err)
+  expect_error(label_dist_vb(x, g, s, alpha_z = 1), class = err)
   expect_error(label_dist_vb(y ~ a, data = data.frame(a = 1:10, y = 1), groups = g, label_dist = s), class = err)
   expect_warning(label_dist_vb(x, g, s, max_iter = 1, stable_iter = 0, tol = 0),
                  class = "noisylabels_warning_convergence")
