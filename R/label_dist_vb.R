@@ -313,7 +313,6 @@ ld_fit_prepared <- function(prep, hyper, opts, c_update) {
   core <- call_core(.ld_fit(prep$x, prep$s, as.integer(prep$group_ptr), as.integer(prep$pair_unit),
                             hyper, opts))
   st <- core$state
-  M <- prep$M
   cl <- prep$classes
   C <- if (opts$vb_c) st$cpar / rowSums(st$cpar) else st$cpar
   dimnames(C) <- list(true = cl, noisy = cl)

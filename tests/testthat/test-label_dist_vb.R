@@ -317,3 +317,25 @@ test_that("bad input gives classed errors", {
   expect_warning(label_dist_vb(x, g, s, max_iter = 1, stable_iter = 0, tol = 0),
                  class = "noisylabels_warning_convergence")
 })
+
+test_that("the structured block update maximises the ELBO over the last instance's block", {
+  pr <- ld_random_problem(seed = 21, U = 6, N = 5, M = 3)
+  h <- ld_hyper(alpha_s = 30)
+  st <- ld_step(pr, h, ld_random_state(pr, structured = TRUE), "structured", structured = TRUE)
+  L <- ld_elbo_of(pr, h, st, structured = TRUE)[["total"]]
+  u <- pr$U  # swept last, so optimal given everyone else's final state
+  pairs <- which(pr$pair_unit + 1L == u)
+  expect_gt(length(pairs), 0)
+  M <- pr$M
+  for (r in 1:40) {
+    p <- st
+    z <- p$zeta[u, ] * exp(rnorm(M, sd = 0.1)); p$zeta[u, ] <- z / sum(z)
+    for (k in pairs) {
+      cond <- matrix(p$eta_cond[k, ], M, M, byrow = TRUE) * exp(matrix(rnorm(M * M, sd = 0.1), M))
+      cond <- cond / rowSums(cond)
+      p$eta_cond[k, ] <- as.vector(t(cond))
+      p$eta[k, ] <- drop(p$zeta[u, ] %*% cond)
+    }
+    expect_lt(ld_elbo_of(pr, h, p, structured = TRUE)[["total"]], L)
+  }
+})
