@@ -147,10 +147,10 @@ MatrixXd ld_counts(const LdProblem& prob, const LdState& st, bool structured) {
   const int M = prob.M;
   if (!structured) return st.zeta.transpose() * ld_h(prob, st.eta);
   MatrixXd n = MatrixXd::Zero(M, M);
-  for (int k = 0; k < prob.P; ++k) {
-    const int u = prob.pair_unit[k];
+  for (int p = 0; p < prob.P; ++p) {  // eta_cond columns are in instance order
+    const int u = prob.pair_unit[prob.unit_pairs[p]];
     for (int m = 0; m < M; ++m)
-      for (int l = 0; l < M; ++l) n(m, l) += st.zeta(u, m) * st.eta_cond(k, m * M + l);
+      for (int l = 0; l < M; ++l) n(m, l) += st.zeta(u, m) * st.eta_cond(m * M + l, p);
   }
   return n;
 }
@@ -190,11 +190,11 @@ LdElbo ld_elbo(const LdProblem& prob, const LdHyper& hy, const LdState& st, bool
     for (int k = 0; k < prob.P; ++k)
       for (int l = 0; l < M; ++l) e.entropy_t -= xlogx(st.eta(k, l));
   } else {
-    for (int k = 0; k < prob.P; ++k) {
-      const int u = prob.pair_unit[k];
+    for (int p = 0; p < prob.P; ++p) {
+      const int u = prob.pair_unit[prob.unit_pairs[p]];
       for (int m = 0; m < M; ++m) {
         double h = 0;
-        for (int l = 0; l < M; ++l) h -= xlogx(st.eta_cond(k, m * M + l));
+        for (int l = 0; l < M; ++l) h -= xlogx(st.eta_cond(m * M + l, p));
         e.entropy_t += st.zeta(u, m) * h;
       }
     }
@@ -319,7 +319,11 @@ void ld_update_structured(const LdProblem& prob, const LdHyper& hy, LdState& st,
   const int M = prob.M;
   const MatrixXd cmat = ld_log_c(st.cpar, vb_c).array().exp().matrix();  // C or exp E[log C]
   const MatrixXd a = prob.x * st.w.transpose();
-  MatrixXd r_sum = group_sums(prob, st.eta);
+  // Transposed working copies: the sweep visits pairs and groups in random
+  // order, so each pair's / group's M numbers should be contiguous.
+  MatrixXd r_sum = group_sums(prob, st.eta).transpose();  // M x N
+  MatrixXd eta = st.eta.transpose();                       // M x P
+  const MatrixXd s_t = prob.s.transpose();                 // M x N
   std::vector<double> logz(M), g(M), zeta(M), t(M);
   for (int u = 0; u < prob.U; ++u) {
     if ((u & 1023) == 0) monitor.check();
@@ -329,7 +333,7 @@ void ld_update_structured(const LdProblem& prob, const LdHyper& hy, LdState& st,
       const double scale = hy.alpha_s / n;
       double gmax = -std::numeric_limits<double>::infinity();
       for (int l = 0; l < M; ++l) {
-        g[l] = scale * (prob.s(i, l) - (r_sum(i, l) - st.eta(k, l)) / n);
+        g[l] = scale * (s_t(l, i) - (r_sum(l, i) - eta(l, k)) / n);
         gmax = std::max(gmax, g[l]);
       }
       for (int l = 0; l < M; ++l) t[l] = std::exp(g[l] - gmax);
@@ -338,7 +342,7 @@ void ld_update_structured(const LdProblem& prob, const LdHyper& hy, LdState& st,
       for (int m = 0; m < M; ++m) {
         double z = 0;
         for (int l = 0; l < M; ++l) z += cmat(m, l) * t[l];
-        for (int l = 0; l < M; ++l) st.eta_cond(k, m * M + l) = cmat(m, l) * t[l] / z;
+        for (int l = 0; l < M; ++l) st.eta_cond(m * M + l, p) = cmat(m, l) * t[l] / z;
         logz[m] += std::log(z) + gmax;
       }
     }
@@ -349,12 +353,13 @@ void ld_update_structured(const LdProblem& prob, const LdHyper& hy, LdState& st,
       const int k = prob.unit_pairs[p], i = prob.pair_group[k];
       for (int l = 0; l < M; ++l) {
         double bar = 0;
-        for (int m = 0; m < M; ++m) bar += zeta[m] * st.eta_cond(k, m * M + l);
-        r_sum(i, l) += bar - st.eta(k, l);
-        st.eta(k, l) = bar;
+        for (int m = 0; m < M; ++m) bar += zeta[m] * st.eta_cond(m * M + l, p);
+        r_sum(l, i) += bar - eta(l, k);
+        eta(l, k) = bar;
       }
     }
   }
+  st.eta = eta.transpose();
 }
 
 MatrixXd ld_deconvolve(const LdProblem& prob, double lambda) {
@@ -418,10 +423,10 @@ LdState ld_initial_state(const LdProblem& prob, const LdHyper& hy, const LdOptio
   st.eta.resize(prob.P, M);
   for (int k = 0; k < prob.P; ++k) st.eta.row(k) = p.row(prob.pair_unit[k]);
   if (opt.structured) {
-    st.eta_cond.resize(prob.P, M * M);
-    for (int k = 0; k < prob.P; ++k)
+    st.eta_cond.resize(M * M, prob.P);
+    for (int q = 0; q < prob.P; ++q)
       for (int m = 0; m < M; ++m)
-        for (int l = 0; l < M; ++l) st.eta_cond(k, m * M + l) = st.eta(k, l);
+        for (int l = 0; l < M; ++l) st.eta_cond(m * M + l, q) = st.eta(prob.unit_pairs[q], l);
   }
   MatrixXd c0 = MatrixXd::Constant(M, M, (1 - opt.init_diag) / (M - 1));
   c0.diagonal().setConstant(opt.init_diag);

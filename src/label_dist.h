@@ -47,12 +47,14 @@ struct LdHyper {
 };
 
 // Variational state. MF uses `eta` (P x M). The structured family stores the
-// conditional rows eta_iu[m, .] in `eta_cond` (P x M*M, entry (k, m*M + l)) and
+// conditional rows eta_iu[m, .] in `eta_cond` (M*M x P; entry (m*M + l, q) for the
+// pair k = unit_pairs[q]: columns in instance order, which is the order of the
+// structured sweep, so its memory access is sequential) and
 // their zeta-weighted marginals in `eta` (P x M), which is what the Gaussian
 // term sees. `cpar` is C itself (MAP) or the Dirichlet parameters of q(C) (VB).
 struct LdState {
   MatrixXd eta;       // P x M
-  MatrixXd eta_cond;  // P x M*M (structured only)
+  MatrixXd eta_cond;  // M*M x P, instance order (structured only)
   MatrixXd zeta;      // U x M
   MatrixXd w;         // M x D
   MatrixXd cpar;      // M x M

@@ -23,20 +23,30 @@ LdProblem problem_from(const MapMat& x, const MapMat& s, const Rcpp::IntegerVect
                    Rcpp::as<std::vector<int>>(group_ptr), Rcpp::as<std::vector<int>>(pair_unit));
 }
 
-LdState state_from(const Rcpp::List& l) {
+// R holds eta_cond as P x M*M in pair order; the core as M*M x P in instance order.
+LdState state_from(const Rcpp::List& l, const LdProblem& prob) {
   LdState st;
   st.eta = Rcpp::as<Eigen::MatrixXd>(l["eta"]);
   if (l.containsElementNamed("eta_cond") && !Rf_isNull(l["eta_cond"]))
-    st.eta_cond = Rcpp::as<Eigen::MatrixXd>(l["eta_cond"]);
+  {
+    const Eigen::MatrixXd r_cond = Rcpp::as<Eigen::MatrixXd>(l["eta_cond"]);
+    st.eta_cond.resize(r_cond.cols(), r_cond.rows());
+    for (int q = 0; q < prob.P; ++q) st.eta_cond.col(q) = r_cond.row(prob.unit_pairs[q]).transpose();
+  }
   st.zeta = Rcpp::as<Eigen::MatrixXd>(l["zeta"]);
   st.w = Rcpp::as<Eigen::MatrixXd>(l["w"]);
   st.cpar = Rcpp::as<Eigen::MatrixXd>(l["cpar"]);
   return st;
 }
 
-Rcpp::List state_to(const LdState& st) {
+Rcpp::List state_to(const LdState& st, const LdProblem& prob) {
+  Eigen::MatrixXd r_cond;
+  if (st.eta_cond.size()) {
+    r_cond.resize(st.eta_cond.cols(), st.eta_cond.rows());
+    for (int q = 0; q < prob.P; ++q) r_cond.row(prob.unit_pairs[q]) = st.eta_cond.col(q).transpose();
+  }
   return Rcpp::List::create(Rcpp::Named("eta") = st.eta,
-                            Rcpp::Named("eta_cond") = st.eta_cond.size() ? Rcpp::wrap(st.eta_cond)
+                            Rcpp::Named("eta_cond") = st.eta_cond.size() ? Rcpp::wrap(r_cond)
                                                                          : R_NilValue,
                             Rcpp::Named("zeta") = st.zeta, Rcpp::Named("w") = st.w,
                             Rcpp::Named("cpar") = st.cpar);
@@ -74,7 +84,7 @@ Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_
   RMonitor monitor;
   LdFit f = ld_fit(prob, hyper_from(hyper), opt, monitor);
   return Rcpp::List::create(
-      Rcpp::Named("state") = state_to(f.state), Rcpp::Named("elbo_trace") = f.elbo_trace,
+      Rcpp::Named("state") = state_to(f.state, prob), Rcpp::Named("elbo_trace") = f.elbo_trace,
       Rcpp::Named("changes_trace") = f.changes_trace, Rcpp::Named("block_deltas") = f.block_deltas,
       Rcpp::Named("block_names") = f.block_names, Rcpp::Named("restart_elbo") = f.restart_elbo,
       Rcpp::Named("best_restart") = f.best_restart + 1, Rcpp::Named("iterations") = f.iterations,
@@ -89,7 +99,7 @@ Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVec
                                 Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper,
                                 Rcpp::List state, bool structured, bool vb_c) {
   LdProblem prob = problem_from(x, s, group_ptr, pair_unit);
-  return elbo_to(ld_elbo(prob, hyper_from(hyper), state_from(state), structured, vb_c));
+  return elbo_to(ld_elbo(prob, hyper_from(hyper), state_from(state, prob), structured, vb_c));
 }
 
 // One block update of a given state (tests): "c", "w", "eta", "zeta", "structured".
@@ -99,7 +109,7 @@ Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector gro
                          std::string block, bool structured, bool vb_c) {
   LdProblem prob = problem_from(x, s, group_ptr, pair_unit);
   LdHyper hy = hyper_from(hyper);
-  LdState st = state_from(state);
+  LdState st = state_from(state, prob);
   RMonitor monitor;
   if (block == "c") ld_update_c(prob, hy, st, structured, vb_c);
   else if (block == "w") ld_update_w(prob, hy, st, 100, monitor);
@@ -107,7 +117,7 @@ Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector gro
   else if (block == "zeta") ld_update_zeta(prob, st, vb_c);
   else if (block == "structured") ld_update_structured(prob, hy, st, vb_c, monitor);
   else Rcpp::stop("unknown block '" + block + "'");
-  return state_to(st);
+  return state_to(st, prob);
 }
 
 // Initial state of restart `restart` (0 = deconvolution start).
@@ -122,7 +132,7 @@ Rcpp::List ld_init_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group
   opt.init_lambda = lambda;
   const Eigen::MatrixXd p_hat = ld_deconvolve(prob, lambda);
   Rcpp::List out = state_to(ld_initial_state(prob, hyper_from(hyper), opt, p_hat, restart,
-                                             static_cast<std::uint64_t>(seed)));
+                                             static_cast<std::uint64_t>(seed)), prob);
   out["p_hat"] = p_hat;
   return out;
 }
