@@ -25,12 +25,12 @@
     .Call(`_noisylabels_ld_fit_cpp`, x, s, group_ptr, pair_unit, hyper, options)
 }
 
-.ld_elbo <- function(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c) {
-    .Call(`_noisylabels_ld_elbo_cpp`, x, s, group_ptr, pair_unit, hyper, state, structured, vb_c)
+.ld_elbo <- function(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact = TRUE) {
+    .Call(`_noisylabels_ld_elbo_cpp`, x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact)
 }
 
-.ld_update <- function(x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c) {
-    .Call(`_noisylabels_ld_update_cpp`, x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c)
+.ld_update <- function(x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact = TRUE) {
+    .Call(`_noisylabels_ld_update_cpp`, x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact)
 }
 
 .ld_init <- function(x, s, group_ptr, pair_unit, hyper, structured, vb_c, restart = 0L, seed = 1, lambda = 1e-2) {

@@ -73,6 +73,12 @@
 #' @param c_update `"map"` (point estimate of \eqn{C}), `"vb"` (Dirichlet
 #'   \eqn{q(C)}, needed when `alpha_c0 < 1` or `alpha_c1 < 1` since no MAP
 #'   exists then) or `"auto"` (MAP when both concentrations are >= 1).
+#' @param exact `TRUE` (default): the exact ELBO, whose noisy-label update is a
+#'   closed-form softmax. `FALSE`: the paper's plug-in objective, which drops
+#'   the variance term of the Gaussian expectation; it is not a lower bound, its
+#'   noisy-label update is solved by a damped fixed-point iteration, and
+#'   `elbo`/`elbo_trace` then report that objective. An ablation (spec 3.1),
+#'   mean field only.
 #' @param raw_dist `FALSE` (default): `label_dist` holds proportions; negative
 #'   entries are an error and rows whose sum differs from 1 by more than 0.01
 #'   give a warning. `TRUE`: `label_dist` holds raw noisy observations as the
@@ -139,7 +145,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                                   alpha_c0 = 1, alpha_c1 = 10, structured = FALSE,
                                   restarts = 1, max_iter = 200, tol = 1e-6, stable_iter = 10,
                                   stable_tol = 1e-4,
-                                  c_update = c("auto", "map", "vb"), raw_dist = FALSE,
+                                  c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = FALSE,
                                   classes = NULL, tune = NULL, folds = 5, debug = FALSE,
                                   lbfgs_max_iter = 100, threads = 1, ...) {
   call <- match.call()
@@ -151,10 +157,14 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
   hyper <- c(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
   for (nm in names(hyper)) check_number(hyper[[nm]], nm, 0, open_lower = TRUE)
   check_flag(structured, "structured")
+  check_flag(exact, "exact")
+  if (!exact && structured) {
+    abort_input("The plug-in ablation ({.code exact = FALSE}) exists only for the mean-field family ({.code structured = FALSE}).")
+  }
   check_flag(debug, "debug")
   check_flag(raw_dist, "raw_dist")
   c_update <- match.arg(c_update)
-  opts <- list(structured = structured,
+  opts <- list(structured = structured, exact = exact,
                max_iter = check_count(max_iter, "max_iter"),
                tol = check_number(tol, "tol", 0),
                stable_iter = check_count(stable_iter, "stable_iter", 0),

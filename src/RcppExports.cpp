@@ -91,8 +91,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // ld_elbo_cpp
-Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, bool structured, bool vb_c);
-RcppExport SEXP _noisylabels_ld_elbo_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP structuredSEXP, SEXP vb_cSEXP) {
+Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, bool structured, bool vb_c, bool exact);
+RcppExport SEXP _noisylabels_ld_elbo_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP exactSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -104,13 +104,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type state(stateSEXP);
     Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
     Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
-    rcpp_result_gen = Rcpp::wrap(ld_elbo_cpp(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c));
+    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_elbo_cpp(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact));
     return rcpp_result_gen;
 END_RCPP
 }
 // ld_update_cpp
-Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, std::string block, bool structured, bool vb_c);
-RcppExport SEXP _noisylabels_ld_update_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP blockSEXP, SEXP structuredSEXP, SEXP vb_cSEXP) {
+Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, std::string block, bool structured, bool vb_c, bool exact);
+RcppExport SEXP _noisylabels_ld_update_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP blockSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP exactSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -123,7 +124,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type block(blockSEXP);
     Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
     Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
-    rcpp_result_gen = Rcpp::wrap(ld_update_cpp(x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c));
+    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_update_cpp(x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -237,8 +239,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_kernel_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_gradient_cpp, 3},
     {"_noisylabels_kernel_diag_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_diag_gradient_cpp, 2},
     {"_noisylabels_ld_fit_cpp", (DL_FUNC) &_noisylabels_ld_fit_cpp, 6},
-    {"_noisylabels_ld_elbo_cpp", (DL_FUNC) &_noisylabels_ld_elbo_cpp, 8},
-    {"_noisylabels_ld_update_cpp", (DL_FUNC) &_noisylabels_ld_update_cpp, 9},
+    {"_noisylabels_ld_elbo_cpp", (DL_FUNC) &_noisylabels_ld_elbo_cpp, 9},
+    {"_noisylabels_ld_update_cpp", (DL_FUNC) &_noisylabels_ld_update_cpp, 10},
     {"_noisylabels_ld_init_cpp", (DL_FUNC) &_noisylabels_ld_init_cpp, 10},
     {"_noisylabels_ld_w_objective_cpp", (DL_FUNC) &_noisylabels_ld_w_objective_cpp, 4},
     {"_noisylabels_chol_loo_cpp", (DL_FUNC) &_noisylabels_chol_loo_cpp, 4},

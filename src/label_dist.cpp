@@ -76,6 +76,45 @@ double kl_dirichlet(const VectorXd& a, const VectorXd& b) {
   return kl;
 }
 
+// W(e^y) for real y: the w > 0 with w + log w = y (Newton).
+double lambert_w_exp(double y) {
+  double w = y > 1 ? y - std::log(y) : std::exp(y) / (1 + std::exp(y));
+  for (int it = 0; it < 100; ++it) {
+    const double step = (w + std::log(w) - y) / (1 + 1 / w);
+    double next = w - step;
+    if (next <= 0) next = 0.5 * w;
+    const bool done = std::abs(next - w) <= 1e-15 * w;
+    w = next;
+    if (done) break;
+  }
+  return w;
+}
+
+// Maximiser over the simplex of g'eta - (c/2)||eta||^2 + H(eta); written into g.
+void plugin_eta(double* g, int m, double c) {
+  auto total = [&](double lambda) {
+    double sum = 0;
+    for (int l = 0; l < m; ++l) sum += lambert_w_exp(std::log(c) + g[l] - lambda) / c;
+    return sum;
+  };
+  double gmax = g[0];
+  for (int l = 1; l < m; ++l) gmax = std::max(gmax, g[l]);
+  double lo = gmax - 1, hi = gmax + 1;
+  while (total(lo) < 1) lo -= 2 * (hi - lo);
+  while (total(hi) > 1) hi += 2 * (hi - lo);
+  for (int it = 0; it < 200 && hi - lo > 1e-14 * std::max(1.0, std::abs(lo)); ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (total(mid) > 1 ? lo : hi) = mid;
+  }
+  const double lambda = 0.5 * (lo + hi);
+  double sum = 0;
+  for (int l = 0; l < m; ++l) {
+    g[l] = lambert_w_exp(std::log(c) + g[l] - lambda) / c;
+    sum += g[l];
+  }
+  for (int l = 0; l < m; ++l) g[l] /= sum;  // remove the bisection's last rounding
+}
+
 MatrixXd beta_matrix(const LdHyper& hy, int M) {
   MatrixXd b(M, M);
   for (int m = 0; m < M; ++m)
@@ -156,7 +195,7 @@ MatrixXd ld_counts(const LdProblem& prob, const LdState& st, bool structured) {
 }
 
 LdElbo ld_elbo(const LdProblem& prob, const LdHyper& hy, const LdState& st, bool structured,
-               bool vb_c) {
+               bool vb_c, bool exact) {
   const int M = prob.M, D = prob.D;
   LdElbo e;
   // Gaussian term (V): ||s_i - mu_i||^2 + (1/n_i^2) sum_u (1 - ||eta_iu||^2).
@@ -170,6 +209,7 @@ LdElbo ld_elbo(const LdProblem& prob, const LdHyper& hy, const LdState& st, bool
       var += 1 - st.eta.row(k).squaredNorm();
     }
     const double dev = (prob.s.row(i).transpose() - r / n).squaredNorm();
+    if (!exact) var = 0;  // plug-in objective of the paper
     per_group[i] = 0.5 * M * (std::log(hy.alpha_s) - kLog2Pi) -
                    0.5 * hy.alpha_s * (dev + var / (static_cast<double>(n) * n));
   }
@@ -275,7 +315,8 @@ int ld_update_w(const LdProblem& prob, const LdHyper& hy, LdState& st, int max_i
   return res.evaluations;
 }
 
-void ld_update_eta(const LdProblem& prob, const LdHyper& hy, LdState& st, bool vb_c, int threads) {
+void ld_update_eta(const LdProblem& prob, const LdHyper& hy, LdState& st, bool vb_c, int threads,
+                   bool exact) {
   const int M = prob.M;
   const MatrixXd logc = ld_log_c(st.cpar, vb_c);
   const MatrixXd b = st.zeta * logc;  // B_ul = sum_m zeta_um log c_ml
@@ -298,7 +339,14 @@ void ld_update_eta(const LdProblem& prob, const LdHyper& hy, LdState& st, bool v
         const double r = r_sum[l] - eta(k, l);  // leave-one-out group sum
         g[l] = b(u, l) + scale * (prob.s(i, l) - r / n);
       }
-      softmax_inplace(g.data(), M);
+      if (exact) {
+        softmax_inplace(g.data(), M);
+      } else {
+        // Plug-in block objective g'eta - (c/2)||eta||^2 + H(eta), c = alpha_s/n^2:
+        // strictly concave; stationarity gives eta_l = W(c e^{g_l - lambda}) / c
+        // (Lambert W) with lambda fixed by sum_l eta_l = 1 (bisection).
+        plugin_eta(g.data(), M, hy.alpha_s / (static_cast<double>(n) * n));
+      }
       for (int l = 0; l < M; ++l) {
         r_sum[l] += g[l] - eta(k, l);
         eta(k, l) = g[l];
@@ -446,11 +494,11 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
   fit.state = std::move(state);
   LdState& st = fit.state;
   const bool sm = opt.structured, vb = opt.vb_c;
-  double current = ld_elbo(prob, hy, st, sm, vb).total();
+  double current = ld_elbo(prob, hy, st, sm, vb, opt.exact).total();
   fit.elbo_trace.push_back(current);
   auto block = [&](const char* name) {
     if (!opt.debug) return;
-    const double now = ld_elbo(prob, hy, st, sm, vb).total();
+    const double now = ld_elbo(prob, hy, st, sm, vb, opt.exact).total();
     fit.block_deltas.push_back(now - current);
     fit.block_names.push_back(name);
     current = now;
@@ -474,13 +522,13 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
       ld_update_structured(prob, hy, st, vb, monitor);
       block("instances");
     } else {
-      ld_update_eta(prob, hy, st, vb, opt.threads);
+      ld_update_eta(prob, hy, st, vb, opt.threads, opt.exact);
       block("eta");
       ld_update_zeta(prob, st, vb);
       block("zeta");
     }
     const double prev = fit.elbo_trace.back();
-    current = ld_elbo(prob, hy, st, sm, vb).total();
+    current = ld_elbo(prob, hy, st, sm, vb, opt.exact).total();
     if (!std::isfinite(current)) throw NumericalError("the ELBO is not finite");
     fit.elbo_trace.push_back(current);
     const std::vector<int> now = argmax(st.zeta);
@@ -503,7 +551,7 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
       break;
     }
   }
-  fit.elbo = ld_elbo(prob, hy, st, sm, vb);
+  fit.elbo = ld_elbo(prob, hy, st, sm, vb, opt.exact);
   return fit;
 }
 

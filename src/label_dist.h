@@ -63,6 +63,7 @@ struct LdState {
 struct LdOptions {
   bool structured = false;
   bool vb_c = false;        // q(C) Dirichlet (spec 3.3(a)) instead of the MAP C
+  bool exact = true;        // false: plug-in ablation (MF only)
   int max_iter = 200;
   double tol = 1e-6;        // relative ELBO change
   int stable_iter = 10;     // stop when argmax zeta is stable this long (0 = off)
@@ -94,8 +95,10 @@ MatrixXd ld_h(const LdProblem& prob, const MatrixXd& eta);
 // Sufficient statistic N (M x M) of the confusion term.
 MatrixXd ld_counts(const LdProblem& prob, const LdState& st, bool structured);
 
+// exact = false: the paper's plug-in objective (variance term of (V) dropped;
+// not a lower bound, kept as an ablation, spec 3.1).
 LdElbo ld_elbo(const LdProblem& prob, const LdHyper& hy, const LdState& st, bool structured,
-               bool vb_c);
+               bool vb_c, bool exact = true);
 
 // Coordinate updates; each is an exact maximiser of the ELBO over its block
 // (W: improvement-only L-BFGS). They modify `st` in place.
@@ -105,8 +108,10 @@ void ld_update_c(const LdProblem& prob, const LdHyper& hy, LdState& st, bool str
 // raises the W objective.
 int ld_update_w(const LdProblem& prob, const LdHyper& hy, LdState& st, int max_iter,
                 Monitor& monitor);
+// exact = false: maximise the plug-in block objective by the fixed point
+// eta_l ~ exp(g_l - (alpha_s / n^2) eta_l) (no closed form).
 void ld_update_eta(const LdProblem& prob, const LdHyper& hy, LdState& st, bool vb_c,
-                   int threads);
+                   int threads, bool exact = true);
 void ld_update_zeta(const LdProblem& prob, LdState& st, bool vb_c);
 // Structured family: exact block update of (zeta_u, eta_iu for i containing u),
 // instance by instance.

@@ -70,6 +70,7 @@ Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_
   LdOptions opt;
   opt.structured = Rcpp::as<bool>(options["structured"]);
   opt.vb_c = Rcpp::as<bool>(options["vb_c"]);
+  opt.exact = Rcpp::as<bool>(options["exact"]);
   opt.max_iter = Rcpp::as<int>(options["max_iter"]);
   opt.tol = Rcpp::as<double>(options["tol"]);
   opt.stable_iter = Rcpp::as<int>(options["stable_iter"]);
@@ -97,23 +98,23 @@ Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_
 // [[Rcpp::export(.ld_elbo)]]
 Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr,
                                 Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper,
-                                Rcpp::List state, bool structured, bool vb_c) {
+                                Rcpp::List state, bool structured, bool vb_c, bool exact = true) {
   LdProblem prob = problem_from(x, s, group_ptr, pair_unit);
-  return elbo_to(ld_elbo(prob, hyper_from(hyper), state_from(state, prob), structured, vb_c));
+  return elbo_to(ld_elbo(prob, hyper_from(hyper), state_from(state, prob), structured, vb_c, exact));
 }
 
 // One block update of a given state (tests): "c", "w", "eta", "zeta", "structured".
 // [[Rcpp::export(.ld_update)]]
 Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr,
                          Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state,
-                         std::string block, bool structured, bool vb_c) {
+                         std::string block, bool structured, bool vb_c, bool exact = true) {
   LdProblem prob = problem_from(x, s, group_ptr, pair_unit);
   LdHyper hy = hyper_from(hyper);
   LdState st = state_from(state, prob);
   RMonitor monitor;
   if (block == "c") ld_update_c(prob, hy, st, structured, vb_c);
   else if (block == "w") ld_update_w(prob, hy, st, 100, monitor);
-  else if (block == "eta") ld_update_eta(prob, hy, st, vb_c, 1);
+  else if (block == "eta") ld_update_eta(prob, hy, st, vb_c, 1, exact);
   else if (block == "zeta") ld_update_zeta(prob, st, vb_c);
   else if (block == "structured") ld_update_structured(prob, hy, st, vb_c, monitor);
   else Rcpp::stop("unknown block '" + block + "'");

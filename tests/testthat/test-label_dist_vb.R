@@ -339,3 +339,31 @@ test_that("the structured block update maximises the ELBO over the last instance
     expect_lt(ld_elbo_of(pr, h, p, structured = TRUE)[["total"]], L)
   }
 })
+
+test_that("plug-in ablation: objective >= exact bound, eta update maximises the plug-in block", {
+  pr <- ld_random_problem(seed = 31, M = 3)
+  h <- ld_hyper(alpha_s = 40)
+  st <- ld_random_state(pr)
+  plug <- .ld_elbo(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), h, st, FALSE, FALSE, FALSE)
+  expect_gte(plug[["total"]], ld_elbo_of(pr, h, st)[["total"]])  # Jensen
+  new <- .ld_update(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), h, st, "eta",
+                    FALSE, FALSE, FALSE)
+  plug_of <- function(state) .ld_elbo(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit),
+                                      h, state, FALSE, FALSE, FALSE)[["total"]]
+  expect_gte(plug_of(new), plug[["total"]])
+  # the last pair of the last group is optimal given all others: no perturbation helps
+  k <- pr$P
+  L <- plug_of(new)
+  for (r in 1:30) {
+    p <- new
+    e <- p$eta[k, ] * exp(rnorm(3, sd = 0.05)); p$eta[k, ] <- e / sum(e)
+    expect_lt(plug_of(p), L)
+  }
+  set.seed(32)
+  sim <- sim_label_dist(U = 30, N = 100, group_size = 6, D = 2, alpha_c1 = 50, n_test = 0)
+  f <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c1 = 50, raw_dist = TRUE, exact = FALSE,
+                     debug = TRUE, max_iter = 20)
+  expect_gte(min(f$block_deltas), -1e-8 * abs(f$elbo))
+  expect_error(label_dist_vb(sim$x, sim$groups, sim$label_dist, raw_dist = TRUE, exact = FALSE,
+                             structured = TRUE), class = "noisylabels_error_input")
+})
