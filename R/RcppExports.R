@@ -41,6 +41,26 @@
     .Call(`_noisylabels_kernel_diag_gradient_cpp`, x, spec)
 }
 
+.ld_fit <- function(x, s, group_ptr, pair_unit, hyper, options) {
+    .Call(`_noisylabels_ld_fit_cpp`, x, s, group_ptr, pair_unit, hyper, options)
+}
+
+.ld_elbo <- function(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact = TRUE) {
+    .Call(`_noisylabels_ld_elbo_cpp`, x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact)
+}
+
+.ld_update <- function(x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact = TRUE) {
+    .Call(`_noisylabels_ld_update_cpp`, x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact)
+}
+
+.ld_init <- function(x, s, group_ptr, pair_unit, hyper, structured, vb_c, restart = 0L, seed = 1, lambda = 1e-2) {
+    .Call(`_noisylabels_ld_init_cpp`, x, s, group_ptr, pair_unit, hyper, structured, vb_c, restart, seed, lambda)
+}
+
+.ld_w_objective <- function(x, zeta, alpha_w, w) {
+    .Call(`_noisylabels_ld_w_objective_cpp`, x, zeta, alpha_w, w)
+}
+
 .chol_loo <- function(a, r, backend = "lapack", base_jitter = 0.0) {
     .Call(`_noisylabels_chol_loo_cpp`, a, r, backend, base_jitter)
 }

@@ -157,6 +157,95 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// ld_fit_cpp
+Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List options);
+RcppExport SEXP _noisylabels_ld_fit_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP optionsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type s(sSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type group_ptr(group_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_fit_cpp(x, s, group_ptr, pair_unit, hyper, options));
+    return rcpp_result_gen;
+END_RCPP
+}
+// ld_elbo_cpp
+Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, bool structured, bool vb_c, bool exact);
+RcppExport SEXP _noisylabels_ld_elbo_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP exactSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type s(sSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type group_ptr(group_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
+    Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
+    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_elbo_cpp(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact));
+    return rcpp_result_gen;
+END_RCPP
+}
+// ld_update_cpp
+Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, std::string block, bool structured, bool vb_c, bool exact);
+RcppExport SEXP _noisylabels_ld_update_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP blockSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP exactSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type s(sSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type group_ptr(group_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< std::string >::type block(blockSEXP);
+    Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
+    Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
+    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_update_cpp(x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact));
+    return rcpp_result_gen;
+END_RCPP
+}
+// ld_init_cpp
+Rcpp::List ld_init_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, bool structured, bool vb_c, int restart, double seed, double lambda);
+RcppExport SEXP _noisylabels_ld_init_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP restartSEXP, SEXP seedSEXP, SEXP lambdaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type s(sSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type group_ptr(group_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
+    Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
+    Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
+    Rcpp::traits::input_parameter< int >::type restart(restartSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_init_cpp(x, s, group_ptr, pair_unit, hyper, structured, vb_c, restart, seed, lambda));
+    return rcpp_result_gen;
+END_RCPP
+}
+// ld_w_objective_cpp
+Rcpp::List ld_w_objective_cpp(const MapMat x, const MapMat zeta, double alpha_w, const MapMat w);
+RcppExport SEXP _noisylabels_ld_w_objective_cpp(SEXP xSEXP, SEXP zetaSEXP, SEXP alpha_wSEXP, SEXP wSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type zeta(zetaSEXP);
+    Rcpp::traits::input_parameter< double >::type alpha_w(alpha_wSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type w(wSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_w_objective_cpp(x, zeta, alpha_w, w));
+    return rcpp_result_gen;
+END_RCPP
+}
 // chol_loo_cpp
 Rcpp::List chol_loo_cpp(const MapMat a, const MapVec r, std::string backend, double base_jitter);
 RcppExport SEXP _noisylabels_chol_loo_cpp(SEXP aSEXP, SEXP rSEXP, SEXP backendSEXP, SEXP base_jitterSEXP) {
@@ -287,6 +376,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},
     {"_noisylabels_kernel_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_gradient_cpp, 3},
     {"_noisylabels_kernel_diag_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_diag_gradient_cpp, 2},
+    {"_noisylabels_ld_fit_cpp", (DL_FUNC) &_noisylabels_ld_fit_cpp, 6},
+    {"_noisylabels_ld_elbo_cpp", (DL_FUNC) &_noisylabels_ld_elbo_cpp, 9},
+    {"_noisylabels_ld_update_cpp", (DL_FUNC) &_noisylabels_ld_update_cpp, 10},
+    {"_noisylabels_ld_init_cpp", (DL_FUNC) &_noisylabels_ld_init_cpp, 10},
+    {"_noisylabels_ld_w_objective_cpp", (DL_FUNC) &_noisylabels_ld_w_objective_cpp, 4},
     {"_noisylabels_chol_loo_cpp", (DL_FUNC) &_noisylabels_chol_loo_cpp, 4},
     {"_noisylabels_chol_inverse_cpp", (DL_FUNC) &_noisylabels_chol_inverse_cpp, 2},
     {"_noisylabels_chol_rank_one_cpp", (DL_FUNC) &_noisylabels_chol_rank_one_cpp, 3},

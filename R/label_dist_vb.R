@@ -1,0 +1,441 @@
+#' Learn a classifier from noisy group label distributions (Yoshikawa 2017)
+#'
+#' Instances carry features but no labels; they are organised in (overlapping)
+#' groups, and for each group only a noisy distribution of its members' labels
+#' is observed. The model (Yoshikawa 2017) has a softmax classifier
+#' \eqn{p(y_u = m \mid x_u) \propto \exp(w_m^\top x_u)}, a confusion matrix
+#' \eqn{C} (row \eqn{m}: distribution of the noisy label of an instance whose
+#' true class is \eqn{m}) and Gaussian noise on the observed proportions
+#' \eqn{s_i}. It is fitted by variational EM on the exact evidence lower bound
+#' (ELBO) of `specs/label_dist_vb.md` (which corrects the paper's update
+#' equations): closed-form coordinate updates of the label posteriors
+#' \eqn{\zeta} (true labels) and \eqn{\eta} (noisy labels, Gauss-Seidel within
+#' groups), a MAP update of \eqn{C} (or a Dirichlet \eqn{q(C)}, see `c_update`),
+#' and \eqn{W} by L-BFGS, accepted only if it improves. Every block update
+#' cannot decrease the ELBO; `debug = TRUE` checks it after every block.
+#'
+#' The plain mean-field family \eqn{q(y)q(t)} behaves like hard EM (the
+#' posterior of each instance becomes one-hot and stays there);
+#' `structured = TRUE` uses the structured family \eqn{q(y)q(t \mid y)} of spec
+#' section 7 (our extension, not in the paper), whose block update is also
+#' exact and which keeps graded uncertainty.
+#'
+#' @section Start and restarts:
+#' Restart 1 starts from the deconvolution estimate of every instance's
+#' expected noisy label (ridge regression of the group distributions on the
+#' membership matrix, solved by conjugate gradients, spec section 5), a
+#' diagonal-dominant \eqn{C} (0.7 on the diagonal) and \eqn{W = 0}. Further
+#' restarts mix each instance's start with a random Dirichlet(1) draw (weight
+#' 0.5). The restart with the highest final ELBO is kept. The true classes are
+#' only identified up to relabelling through the prior on \eqn{C}: when
+#' `alpha_c1 == alpha_c0` no estimator can name the classes better than chance
+#' (spec section 5.1).
+#'
+#' @section Membership formats:
+#' `groups` can be (a) a list of integer vectors of member rows, one per group
+#' (in the row order of `label_dist`); (b) a two-column data frame or matrix
+#' (instance, group) of integer indices; (c) a sparse (or dense) `Matrix`
+#' incidence matrix with one row per instance and one column per group, any
+#' non-zero entry meaning membership. All three give the same fit (members are
+#' visited in increasing row order within each group). Empty groups and an
+#' instance listed twice in a group are errors. Instances in no group are
+#' allowed (their \eqn{\zeta} is then `softmax(W x)`).
+#'
+#' @section Noise scores:
+#' Per instance (`level = "instance"`, the default): \eqn{1 - \max_m \zeta_{um}},
+#' the posterior probability that the inferred true label is wrong. Per group
+#' (`level = "group"`): the squared distance between the observed \eqn{s_i} and
+#' the distribution the fit reconstructs for it,
+#' \eqn{\hat r_i = n_i^{-1} \sum_{u \in G_i} \zeta_u C}, divided by its expected
+#' value under the model, \eqn{M / \alpha_s + n_i^{-2} \sum_u (1 - \|\zeta_u C\|^2)};
+#' about 1 for a group that fits, large for a group whose reported distribution
+#' is inconsistent with its members.
+#'
+#' @param x A numeric feature matrix (U x D) or data frame, or a one-sided
+#'   formula `~ features` (then `data` is required).
+#' @param groups Group membership; see section "Membership formats".
+#' @param label_dist Observed noisy label distributions, an N x M numeric matrix
+#'   (one row per group, one column per class; column names are the class names).
+#' @param alpha_w Precision of the Gaussian prior on the classifier weights.
+#' @param alpha_s Precision of the Gaussian noise on the observed distributions.
+#' @param alpha_c0,alpha_c1 Dirichlet prior of each row of \eqn{C}: `alpha_c1` on
+#'   the diagonal, `alpha_c0` elsewhere. `alpha_c1 > alpha_c0` encodes "the
+#'   noisy label is usually the true one".
+#' @param structured Use the structured mean-field family (spec section 7).
+#' @param restarts Number of starts (see "Start and restarts").
+#' @param max_iter Maximum number of outer iterations.
+#' @param tol Stop when the relative ELBO change is below `tol`.
+#' @param stable_iter Also stop when the most probable true labels have been
+#'   stable for this many consecutive iterations (0 disables).
+#' @param stable_tol An iteration counts as stable when at most
+#'   `stable_tol * U` instances changed their most probable label (so, for
+#'   U < 10000 at the default, none did).
+#' @param c_update `"map"` (point estimate of \eqn{C}), `"vb"` (Dirichlet
+#'   \eqn{q(C)}, needed when `alpha_c0 < 1` or `alpha_c1 < 1` since no MAP
+#'   exists then) or `"auto"` (MAP when both concentrations are >= 1).
+#' @param exact `TRUE` (default): the exact ELBO, whose noisy-label update is a
+#'   closed-form softmax. `FALSE`: the paper's plug-in objective, which drops
+#'   the variance term of the Gaussian expectation; it is not a lower bound, its
+#'   noisy-label update is solved by a damped fixed-point iteration, and
+#'   `elbo`/`elbo_trace` then report that objective. An ablation (spec 3.1),
+#'   mean field only.
+#' @param raw_dist `FALSE` (default): `label_dist` holds proportions; negative
+#'   entries are an error and rows whose sum differs from 1 by more than 0.01
+#'   give a warning. `TRUE`: `label_dist` holds raw noisy observations as the
+#'   model allows (Gaussian noise, as [sim_label_dist()] generates); only
+#'   finiteness is checked.
+#' @param classes Optional class names; if given, the column names of
+#'   `label_dist` must be exactly these (in any order).
+#' @param tune Optional named list of candidate values for any of `alpha_w`,
+#'   `alpha_s`, `alpha_c0`, `alpha_c1`; the grid point with the best held-out
+#'   group likelihood (see [ld_cv()]) is used for the final fit.
+#' @param folds Number of folds over groups for `tune`.
+#' @param debug Compute the ELBO after every block and warn if it ever
+#'   decreased beyond round-off (\eqn{10^{-8} |L|}).
+#' @param lbfgs_max_iter L-BFGS iterations per \eqn{W} update.
+#' @param threads OpenMP threads for the \eqn{\eta} sweep.
+#' @param data Data frame for the formula interface.
+#' @param ... For the formula method: arguments passed to the default method
+#'   (unknown arguments are an error).
+#' @return An object of class `label_dist_vb`: `zeta` (U x M true-label
+#'   posterior of the training instances), `C` (M x M confusion matrix: MAP, or
+#'   the posterior mean under `c_update = "vb"`), `W` (M x D weights), `eta`
+#'   (per-pair noisy-label posteriors), `denoised` (N x M, \eqn{\mu_i}, the
+#'   posterior mean of each group's noise-free label proportions),
+#'   `reconstructed` (N x M, \eqn{\hat r_i}), `elbo` (final value), `elbo_terms`,
+#'   `elbo_trace`, `changes_trace` (argmax changes per iteration), `iterations`,
+#'   `converged`, `stop_reason`, `restart_elbo`, `hyper`, `tuning` (if `tune`)
+#'   and the data needed by the methods.
+#' @references Yoshikawa, Y. (2017). Learning from noisy label distributions.
+#'   ICANN 2017, LNCS 10614, 69-77.
+#' @seealso [sim_label_dist()], [label_dist_baseline()], [predict.label_dist_vb()].
+#' @examples
+#' set.seed(1)
+#' sim <- sim_label_dist(U = 60, N = 300, group_size = 15, alpha_c1 = 100, alpha_s = 100)
+#' fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_s = 100,
+#'                      alpha_c1 = 100, raw_dist = TRUE)
+#' fit
+#' mean(predict(fit, type = "class", newdata = sim$x) == sim$y)
+#' mean(colnames(fit$zeta)[max.col(fitted(fit))] == sim$y)
+#' @export
+label_dist_vb <- function(x, ...) UseMethod("label_dist_vb")
+
+#' @rdname label_dist_vb
+#' @export
+label_dist_vb.formula <- function(x, data, groups, label_dist, ...) {
+  if (missing(data)) abort_input("The formula interface needs {.arg data}.")
+  if (length(x) != 2L) {
+    abort_input(c("{.arg x} must be a one-sided formula {.code ~ features}.",
+                  "i" = "The labels come from {.arg label_dist}, not from a response."))
+  }
+  tt <- stats::terms(x, data = data)
+  mf <- stats::model.frame(tt, data = data, na.action = stats::na.pass)  # NA checked below
+  xm <- stats::model.matrix(tt, mf)
+  attr(xm, "assign") <- NULL
+  fit <- label_dist_vb.default(xm, groups = groups, label_dist = label_dist, ...)
+  fit$terms <- stats::delete.response(tt)
+  fit$xlevels <- stats::.getXlevels(tt, mf)
+  fit$call <- match.call()
+  fit
+}
+
+#' @rdname label_dist_vb
+#' @export
+label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 10,
+                                  alpha_c0 = 1, alpha_c1 = 10, structured = FALSE,
+                                  restarts = 1, max_iter = 200, tol = 1e-6, stable_iter = 10,
+                                  stable_tol = 1e-4,
+                                  c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = FALSE,
+                                  classes = NULL, tune = NULL, folds = 5, debug = FALSE,
+                                  lbfgs_max_iter = 100, threads = 1, ...) {
+  call <- match.call()
+  if (...length()) {
+    abort_input("Unknown argument{?s} {.arg {names(list(...))}} to {.fn label_dist_vb}.")
+  }
+  x <- check_x_matrix(x, "x")
+  prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
+  hyper <- c(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
+  for (nm in names(hyper)) check_number(hyper[[nm]], nm, 0, open_lower = TRUE)
+  check_flag(structured, "structured")
+  check_flag(exact, "exact")
+  if (!exact && structured) {
+    abort_input("The plug-in ablation ({.code exact = FALSE}) exists only for the mean-field family ({.code structured = FALSE}).")
+  }
+  check_flag(debug, "debug")
+  check_flag(raw_dist, "raw_dist")
+  c_update <- match.arg(c_update)
+  opts <- list(structured = structured, exact = exact,
+               max_iter = check_count(max_iter, "max_iter"),
+               tol = check_number(tol, "tol", 0),
+               stable_iter = check_count(stable_iter, "stable_iter", 0),
+               stable_tol = check_number(stable_tol, "stable_tol", 0, 1),
+               lbfgs_max_iter = check_count(lbfgs_max_iter, "lbfgs_max_iter"),
+               restarts = check_count(restarts, "restarts"),
+               threads = check_count(threads, "threads"),
+               debug = debug, init_lambda = 1e-2, init_diag = 0.7)
+  tuning <- NULL
+  if (!is.null(tune)) {
+    tuning <- ld_cv(prep, hyper, opts, c_update, tune, check_count(folds, "folds", 2))
+    best <- tuning$grid[which.max(tuning$grid$heldout_loglik), , drop = FALSE]
+    for (nm in names(tune)) hyper[[nm]] <- best[[nm]]
+  }
+  fit <- ld_fit_prepared(prep, hyper, opts, c_update)
+  fit$tuning <- tuning
+  fit$call <- call
+  fit
+}
+
+# Validate and convert the inputs into the core's pair format.
+ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.frame()) {
+  U <- nrow(x)
+  s <- label_dist
+  if (is.data.frame(s)) s <- as.matrix(s)
+  if (!is.matrix(s) || !is.numeric(s)) {
+    abort_input("{.arg label_dist} must be a numeric matrix (groups x classes).", call = call)
+  }
+  M <- ncol(s)
+  if (M < 2) abort_input("{.arg label_dist} has {M} column{?s}; at least 2 classes are needed.", call = call)
+  cn <- colnames(s) %||% paste0("c", seq_len(M))
+  if (anyDuplicated(cn) || any(cn == "")) {
+    abort_input("The column (class) names of {.arg label_dist} must be unique and non-empty.", call = call)
+  }
+  colnames(s) <- cn
+  if (!is.null(classes)) {
+    classes <- as.character(classes)
+    if (length(classes) != M || !setequal(classes, cn)) {
+      abort_input(c("The classes of {.arg label_dist} do not match {.arg classes}.",
+                    "x" = "{.arg label_dist} has {M} column{?s}: {.val {cn}}.",
+                    "i" = "{.arg classes} has {length(classes)}: {.val {classes}}."),
+                  class = "noisylabels_error_classes", call = call)
+    }
+    s <- s[, classes, drop = FALSE]
+    cn <- classes
+  }
+  if (anyNA(s)) abort_input("{.arg label_dist} contains NA/NaN values.", call = call)
+  if (any(!is.finite(s))) abort_input("{.arg label_dist} contains infinite values.", call = call)
+  if (!raw_dist) {
+    if (any(s < 0)) {
+      abort_input(c("{.arg label_dist} has negative entries.",
+                    "i" = "Use {.code raw_dist = TRUE} for raw noisy observations (e.g. from {.fn sim_label_dist})."),
+                  call = call)
+    }
+    off <- abs(rowSums(s) - 1)
+    if (any(off > 0.01)) {
+      cli::cli_warn(c("{sum(off > 0.01)} row{?s} of {.arg label_dist} do{?es/} not sum to 1 (largest deviation {format(max(off), digits = 3)}).",
+                      "i" = "They are used as they are: the model allows Gaussian noise on the distributions."),
+                    class = c("noisylabels_warning_input", "noisylabels_warning"))
+    }
+  }
+  storage.mode(s) <- "double"
+  N <- nrow(s)
+  if (N < 1) abort_input("{.arg label_dist} has no rows (groups).", call = call)
+  memb <- ld_membership(groups, U, N, call = call)
+  list(x = x, s = s, classes = cn, U = U, N = N, M = M, D = ncol(x),
+       group_ptr = memb$group_ptr, pair_unit = memb$pair_unit, sizes = memb$sizes)
+}
+
+# Membership as CSR over groups (0-based, members sorted within each group).
+ld_membership <- function(groups, U, N, call = parent.frame()) {
+  if (inherits(groups, "Matrix") || (is.matrix(groups) && !(ncol(groups) == 2L && nrow(groups) != U))) {
+    if (nrow(groups) != U || ncol(groups) != N) {
+      abort_input("The incidence matrix {.arg groups} is {nrow(groups)} x {ncol(groups)}; it must be U x N = {U} x {N} (instances x groups).",
+                  call = call)
+    }
+    tm <- methods::as(methods::as(groups, "CsparseMatrix"), "generalMatrix")
+    tm <- Matrix::summary(tm)
+    tm <- tm[tm$x != 0, , drop = FALSE]
+    inst <- tm$i
+    grp <- tm$j
+  } else if (is.data.frame(groups) || is.matrix(groups)) {
+    if (ncol(groups) != 2L) {
+      abort_input("A membership table {.arg groups} must have two columns (instance, group).", call = call)
+    }
+    if (is.matrix(groups)) {
+      inst <- groups[, 1]
+      grp <- groups[, 2]
+    } else {
+      inst <- groups[[1]]
+      grp <- groups[[2]]
+    }
+    if (!is.numeric(inst) || !is.numeric(grp) || anyNA(inst) || anyNA(grp) ||
+        any(inst != round(inst)) || any(grp != round(grp))) {
+      abort_input("The membership table {.arg groups} must hold whole-number indices (instance, group) without NA.",
+                  call = call)
+    }
+  } else if (is.list(groups)) {
+    if (length(groups) != N) {
+      abort_input("{.arg groups} lists {length(groups)} group{?s} but {.arg label_dist} has {N} row{?s}.",
+                  call = call)
+    }
+    ok <- vapply(groups, function(g) is.numeric(g) && !anyNA(g) && all(g == round(g)), logical(1))
+    if (!all(ok)) {
+      abort_input("Group {which(!ok)[1]} of {.arg groups} is not a vector of whole-number row indices.",
+                  call = call)
+    }
+    inst <- unlist(groups, use.names = FALSE)
+    grp <- rep.int(seq_len(N), lengths(groups))
+  } else {
+    abort_input("{.arg groups} must be a list of index vectors, a two-column (instance, group) table, or a U x N incidence matrix, not {.cls {class(groups)}}.",
+                call = call)
+  }
+  inst <- as.integer(inst)
+  grp <- as.integer(grp)
+  bad <- which(inst < 1L | inst > U)
+  if (length(bad)) {
+    abort_input("Instance index {inst[bad[1]]} in {.arg groups} is out of range (there are {U} instances).",
+                class = "noisylabels_error_membership", call = call)
+  }
+  bad <- which(grp < 1L | grp > N)
+  if (length(bad)) {
+    abort_input("Group index {grp[bad[1]]} in {.arg groups} is out of range (there are {N} groups).",
+                class = "noisylabels_error_membership", call = call)
+  }
+  sizes <- tabulate(grp, N)
+  if (any(sizes == 0L)) {
+    abort_input(c("{sum(sizes == 0L)} group{?s} {?is/are} empty (first: group {which(sizes == 0L)[1]}).",
+                  "i" = "Drop empty groups and their rows of {.arg label_dist} first."),
+                class = "noisylabels_error_membership", call = call)
+  }
+  ord <- order(grp, inst)
+  inst <- inst[ord]
+  grp <- grp[ord]
+  dup <- which(duplicated(cbind(grp, inst)))
+  if (length(dup)) {
+    abort_input("Instance {inst[dup[1]]} is listed twice in group {grp[dup[1]]}.",
+                class = "noisylabels_error_membership", call = call)
+  }
+  list(group_ptr = c(0L, cumsum(sizes)), pair_unit = inst - 1L, sizes = sizes)
+}
+
+ld_resolve_c_update <- function(c_update, hyper) {
+  if (c_update == "auto") c_update <- if (min(hyper[["alpha_c0"]], hyper[["alpha_c1"]]) >= 1) "map" else "vb"
+  if (c_update == "map" && min(hyper[["alpha_c0"]], hyper[["alpha_c1"]]) < 1) {
+    abort_input(c("The MAP estimate of {.arg C} does not exist when a Dirichlet concentration is below 1.",
+                  "i" = "Use {.code c_update = \"vb\"} (or {.code \"auto\"})."))
+  }
+  c_update
+}
+
+ld_fit_prepared <- function(prep, hyper, opts, c_update) {
+  c_update <- ld_resolve_c_update(c_update, hyper)
+  opts$vb_c <- c_update == "vb"
+  opts$seed <- as.double(draw_seed())
+  core <- call_core(.ld_fit(prep$x, prep$s, as.integer(prep$group_ptr), as.integer(prep$pair_unit),
+                            hyper, opts))
+  st <- core$state
+  cl <- prep$classes
+  C <- if (opts$vb_c) st$cpar / rowSums(st$cpar) else st$cpar
+  dimnames(C) <- list(true = cl, noisy = cl)
+  zeta <- st$zeta
+  colnames(zeta) <- cl
+  W <- st$w
+  dimnames(W) <- list(cl, colnames(prep$x) %||% paste0("x", seq_len(prep$D)))
+  grp <- rep.int(seq_len(prep$N), prep$sizes)
+  denoised <- rowsum(st$eta, grp, reorder = TRUE) / prep$sizes
+  pc <- zeta %*% C  # each instance's expected noisy label
+  pair_inst <- prep$pair_unit + 1L
+  recon <- rowsum(pc[pair_inst, , drop = FALSE], grp, reorder = TRUE) / prep$sizes
+  spread <- rowsum(1 - rowSums(pc[pair_inst, , drop = FALSE]^2), grp, reorder = TRUE)[, 1] / prep$sizes^2
+  dimnames(denoised) <- dimnames(recon) <- list(rownames(prep$s), cl)
+  colnames(st$eta) <- cl
+  if (opts$debug && length(core$block_deltas)) {
+    worst <- min(core$block_deltas / pmax(abs(core$elbo[["total"]]), 1))
+    if (worst < -1e-8) {
+      cli::cli_warn("The ELBO decreased in a block update (relative change {format(worst, digits = 3)}).",
+                    class = c("noisylabels_warning_numeric", "noisylabels_warning"))
+    }
+  }
+  if (!core$converged) {
+    warn_convergence("{.fn label_dist_vb} stopped at {core$iterations} iteration{?s} without converging (max_iter = {opts$max_iter}).")
+  }
+  structure(list(
+    zeta = zeta, C = C, W = W, log_c = core$log_c, eta = st$eta, eta_cond = st$eta_cond,
+    c_param = st$cpar, denoised = denoised, reconstructed = recon, group_spread = spread,
+    elbo = core$elbo[["total"]], elbo_terms = core$elbo, elbo_trace = core$elbo_trace,
+    changes_trace = core$changes_trace,
+    block_deltas = stats::setNames(core$block_deltas, core$block_names),
+    iterations = core$iterations, converged = core$converged, stop_reason = core$stop_reason,
+    restart_elbo = core$restart_elbo, best_restart = core$best_restart,
+    lbfgs_evaluations = core$lbfgs_evaluations,
+    hyper = hyper, c_update = c_update, structured = opts$structured, options = opts,
+    x = prep$x, label_dist = prep$s, group_ptr = prep$group_ptr, pair_unit = prep$pair_unit,
+    group_sizes = prep$sizes, classes = cl, n_instances = prep$U, n_groups = prep$N,
+    n_pairs = length(prep$pair_unit)
+  ), class = "label_dist_vb")
+}
+
+# Approximate log-likelihood of held-out groups: each member's noisy label has
+# distribution p_u = softmax(W x_u) C, so by the central limit theorem s_i is
+# about N(mean(p_u), n_i^-2 sum_u (diag p_u - p_u p_u') + alpha_s^-1 I).
+ld_heldout_loglik <- function(fit, x, s, groups) {
+  pc <- ld_softmax(x %*% t(fit$W)) %*% fit$C
+  M <- ncol(s)
+  alpha_s <- fit$hyper[["alpha_s"]]
+  vapply(seq_len(nrow(s)), function(i) {
+    p <- pc[groups[[i]], , drop = FALSE]
+    n <- nrow(p)
+    mu <- colMeans(p)
+    S <- (diag(colSums(p), M) - crossprod(p)) / n^2 + diag(1 / alpha_s, M)
+    R <- chol(S)
+    z <- backsolve(R, s[i, ] - mu, transpose = TRUE)
+    -0.5 * sum(z^2) - sum(log(diag(R))) - 0.5 * M * log(2 * pi)
+  }, numeric(1))
+}
+
+#' Held-out group likelihood for choosing hyperparameters
+#'
+#' `label_dist_vb(..., tune = list(...))` calls this: the groups are split into
+#' `folds` folds; for every grid point and fold the model is fitted on the
+#' other folds' groups (all instances are kept, since they are unlabelled), and
+#' each held-out group's distribution is scored by a Gaussian approximation to
+#' its predictive density: the members' noisy labels have distributions
+#' \eqn{p_u = \mathrm{softmax}(\hat W x_u) \hat C}, so \eqn{s_i} is about normal
+#' with mean \eqn{\bar p} and covariance
+#' \eqn{n_i^{-2} \sum_u (\mathrm{diag}\, p_u - p_u p_u^\top) + \alpha_s^{-1} I}.
+#' Internal; documented for the method.
+#' @param prep,hyper,opts,c_update,tune,folds Internal.
+#' @return A list: `grid` (data frame of grid points with `heldout_loglik`, the
+#'   mean held-out log-likelihood per group) and `folds`.
+#' @keywords internal
+ld_cv <- function(prep, hyper, opts, c_update, tune, folds) {
+  if (!is.list(tune) || is.null(names(tune)) || !all(names(tune) %in% names(hyper))) {
+    abort_input("{.arg tune} must be a named list with elements among {.val {names(hyper)}}.")
+  }
+  for (nm in names(tune)) {
+    v <- tune[[nm]]
+    if (!is.numeric(v) || !length(v) || anyNA(v) || any(v <= 0)) {
+      abort_input("{.arg tune${nm}} must hold positive numbers.")
+    }
+  }
+  if (folds > prep$N) abort_input("{.arg folds} ({folds}) exceeds the number of groups ({prep$N}).")
+  grid <- expand.grid(tune, KEEP.OUT.ATTRS = FALSE)
+  fold_id <- sample(rep_len(seq_len(folds), prep$N))
+  grp <- rep.int(seq_len(prep$N), prep$sizes)
+  members <- split(prep$pair_unit + 1L, grp)
+  opts$debug <- FALSE
+  grid$heldout_loglik <- vapply(seq_len(nrow(grid)), function(g) {
+    h <- hyper
+    for (nm in names(tune)) h[[nm]] <- grid[[nm]][g]
+    total <- 0
+    for (f in seq_len(folds)) {
+      train <- which(fold_id != f)
+      sub <- prep
+      sub$s <- prep$s[train, , drop = FALSE]
+      sub$N <- length(train)
+      sub$sizes <- prep$sizes[train]
+      sub$group_ptr <- c(0L, cumsum(sub$sizes))
+      sub$pair_unit <- unlist(members[train], use.names = FALSE) - 1L
+      fit <- suppressWarnings(ld_fit_prepared(sub, h, opts, c_update))
+      test <- which(fold_id == f)
+      total <- total + sum(ld_heldout_loglik(fit, prep$x, prep$s[test, , drop = FALSE], members[test]))
+    }
+    total / prep$N
+  }, numeric(1))
+  list(grid = grid, folds = folds)
+}
+
+ld_softmax <- function(a) {
+  a <- a - apply(a, 1, max)
+  e <- exp(a)
+  e / rowSums(e)
+}
