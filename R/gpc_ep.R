@@ -221,9 +221,16 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #'   `tol_site * damping`.
 #' @param damping EP damping in (0, 1]; 1 = none. In `tau = "allow"` mode it is
 #'   halved automatically after a sweep that makes the posterior improper.
-#' @param max_outer Maximum outer iterations (EP, epsilon M-step, L-BFGS steps).
+#' @param max_outer Maximum outer iterations (EP, epsilon M-step, L-BFGS steps);
+#'   with epsilon fixed, the kernel optimiser gets `max_outer * lbfgs_steps`
+#'   L-BFGS iterations in one run.
 #' @param lbfgs_steps L-BFGS iterations on the kernel hyperparameters per
 #'   outer iteration.
+#' @param tol_outer The outer loop stops when log Z_EP changes by less than
+#'   `tol_outer` between outer iterations, or when epsilon moves by less than
+#'   `tol_outer / 10` and every log-hyperparameter by less than `tol_outer * 10`.
+#'   (Nested EP runs are converged to about 1e-5 in log Z, so a tighter
+#'   outer tolerance only adds iterations.)
 #' @param epsilon_start Starting value when `epsilon = "learn"` (the paper
 #'   uses 0.01-0.03).
 #' @return A list of class `gpc_ep_control`.
@@ -231,7 +238,8 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #' gpc_ep_control(max_sweeps = 50)
 #' @export
 gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, tol_site = 1e-4,
-                           damping = 1, max_outer = 50, lbfgs_steps = 5, epsilon_start = 0.01) {
+                           damping = 1, max_outer = 50, lbfgs_steps = 5, tol_outer = 1e-4,
+                           epsilon_start = 0.01) {
   check_count(max_sweeps, "max_sweeps")
   check_count(min_sweeps, "min_sweeps")
   check_number(tol_logz, "tol_logz", 0, open_lower = TRUE)
@@ -239,18 +247,21 @@ gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, to
   check_number(damping, "damping", 0, 1, open_lower = TRUE)
   check_count(max_outer, "max_outer")
   check_count(lbfgs_steps, "lbfgs_steps")
+  check_number(tol_outer, "tol_outer", 0, open_lower = TRUE)
   check_number(epsilon_start, "epsilon_start", 0, 0.5, open_lower = TRUE, open_upper = TRUE)
   structure(list(max_sweeps = as.integer(max_sweeps), min_sweeps = as.integer(min_sweeps),
                  tol_logz = tol_logz, tol_site = tol_site, damping = damping,
                  max_outer = as.integer(max_outer), lbfgs_steps = as.integer(lbfgs_steps),
-                 epsilon_start = epsilon_start),
+                 tol_outer = tol_outer, epsilon_start = epsilon_start),
             class = "gpc_ep_control")
 }
 
 gpc_ep_ep_options <- function(control, tau) {
   list(max_sweeps = control$max_sweeps, min_sweeps = control$min_sweeps,
        tol_logz = control$tol_logz, tol_site = control$tol_site,
-       damping = control$damping, clamp = identical(tau, "clamp"))
+       damping = control$damping, clamp = identical(tau, "clamp"),
+       tol_outer_eps = control$tol_outer / 10, tol_outer_theta = control$tol_outer * 10,
+       tol_outer_logz = control$tol_outer)
 }
 
 # The paper's covariance (eq. 7-8) with the nugget fixed for identifiability.
@@ -275,8 +286,8 @@ kernel_resolve_scaled <- function(kernel, x, scale, call = parent.frame()) {
     sds <- apply(x[, cont, drop = FALSE], 2, stats::sd)
     if (any(sds == 0)) {
       const <- (colnames(x) %||% paste0("x", seq_len(ncol(x))))[cont[sds == 0]]
-      abort_input(c("Input column{?s} {.val {const}} {?is/are} constant.",
-                    "i" = "Drop {?it/them}: a constant input carries no information."), call = call)
+      abort_input(c("Constant input column(s): {.val {const}}.",
+                    "i" = "Drop them: a constant input carries no information."), call = call)
     }
     sc[cont] <- sds
   }

@@ -400,7 +400,7 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
   if (!opt.learn_epsilon && !learn_kernel) {
     res.converged = st.converged;
   } else if (!opt.learn_epsilon) {
-    const BoxResult br = optimise(200);
+    const BoxResult br = optimise(opt.max_outer * opt.lbfgs_steps);
     st = run_at(log_par);
     res.outer_iterations = br.iterations;
     res.converged = br.converged;

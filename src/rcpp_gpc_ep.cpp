@@ -142,6 +142,9 @@ Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, doubl
   opt.upper = upper;
   opt.max_outer = max_outer;
   opt.lbfgs_steps = lbfgs_steps;
+  opt.tol_eps = Rcpp::as<double>(ep["tol_outer_eps"]);
+  opt.tol_theta = Rcpp::as<double>(ep["tol_outer_theta"]);
+  opt.tol_logz = Rcpp::as<double>(ep["tol_outer_logz"]);
   const MatrixXd xm = x;
   const FitResult r = fit_gpc_ep(xm, y, kernel, EpLikelihood{epsilon, sigma}, opt,
                                  seed_from(seed), monitor);
