@@ -21,6 +21,10 @@
     .Call(`_noisylabels_gpc_ep_gradient_cpp`, x, y, spec, epsilon, sigma, ep, seed)
 }
 
+.gpc_ep_objective <- function(x, y, spec, epsilon, sigma, ep, seed) {
+    .Call(`_noisylabels_gpc_ep_objective_cpp`, x, y, spec, epsilon, sigma, ep, seed)
+}
+
 .gpc_ep_fit <- function(x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed) {
     .Call(`_noisylabels_gpc_ep_fit_cpp`, x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed)
 }

@@ -124,6 +124,28 @@ Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, 
                             Rcpp::Named("sweeps") = s.sweeps, Rcpp::Named("converged") = s.converged);
 }
 
+// The objective the hyperparameter optimiser sees (-log Z_EP and its
+// gradient); +Inf with proper = FALSE where EP finds no proper posterior or
+// K cannot be factorised, exactly as inside fit_gpc_ep().
+// [[Rcpp::export(.gpc_ep_objective)]]
+Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
+                                double sigma, Rcpp::List ep, double seed) {
+  std::mt19937_64 rng(seed_from(seed));
+  RMonitor monitor;
+  const Kernel kernel = kernel_from_list(spec);
+  const MatrixXd xm = x;
+  EpLikelihood lik{epsilon, sigma};
+  try {
+    const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_list(ep), rng, monitor);
+    return Rcpp::List::create(Rcpp::Named("value") = -s.log_z,
+                              Rcpp::Named("gradient") = VectorXd(-ep_kernel_gradient(kernel, xm, s)),
+                              Rcpp::Named("proper") = true);
+  } catch (const NumericalError& e) {
+    return Rcpp::List::create(Rcpp::Named("value") = R_PosInf, Rcpp::Named("proper") = false,
+                              Rcpp::Named("message") = std::string(e.what()));
+  }
+}
+
 // The full fit: EP, epsilon M-steps and kernel hyperparameters (spec §4.4).
 // [[Rcpp::export(.gpc_ep_fit)]]
 Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,

@@ -8,11 +8,14 @@
 # Kernel: the paper's eq. 7-8 (mixed, ARD), v2 fixed at 1, z-scored inputs,
 # v0, v1 and the precisions learned by L-BFGS on log Z_EP (spec §4.4).
 #
-# Usage: Rscript thyroid_table1.R [n_splits = 20] [out = thyroid_table1.csv]
+# Usage: Rscript thyroid_table1.R [splits = 20] [out = thyroid_table1.csv]
+#   `splits` is a count (1..splits) or a range "a:b" (to run parts in parallel
+#   processes writing separate CSV files, then rbind them).
 # Appends one CSV row per fit and skips splits already present, so it can be
 # resumed. Takes about 2 minutes per split on one core.
 args <- commandArgs(trailingOnly = TRUE)
-n_splits <- if (length(args) >= 1) as.integer(args[1]) else 20L
+split_ids <- if (length(args) >= 1) eval(parse(text = args[1])) else 20L
+if (length(split_ids) == 1L) split_ids <- seq_len(split_ids)
 out <- if (length(args) >= 2) args[2] else "thyroid_table1.csv"
 suppressPackageStartupMessages(library(noisylabels))
 data(thyroid, package = "mclust")
@@ -24,7 +27,7 @@ models <- list(former = list(epsilon = 0, rule = "tilted"),
                paper = list(epsilon = "learn", rule = "paper"),
                tilted = list(epsilon = "learn", rule = "tilted"))
 done <- if (file.exists(out)) unique(utils::read.csv(out)$split) else integer()
-for (split in seq_len(n_splits)) {
+for (split in split_ids) {
   if (split %in% done) next
   set.seed(1000 + split)
   test <- sample(nrow(x_all), 21)
