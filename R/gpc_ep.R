@@ -42,12 +42,12 @@
 #' `threshold = 0.5`.
 #'
 #' @param x A numeric matrix or data frame of inputs (x/y method), or a
-#'   formula (formula method).
+#'   formula `label ~ predictors` (formula method; the first argument is
+#'   named `x` so that the method matches the generic).
 #' @param y Labels: a factor or character vector with two levels, a logical
 #'   vector, or a numeric vector with two distinct values (e.g. -1/+1 or 0/1).
 #'   The second level (the larger value) is the positive class. More classes
 #'   need `multiclass = "ovr"`.
-#' @param formula A formula `label ~ predictors`.
 #' @param data A data frame for the formula method.
 #' @param kernel A [gp_kernel()]; `NULL` uses the paper's mixed ARD kernel.
 #' @param likelihood `"step"` (the paper) or `"probit"`.
@@ -89,10 +89,11 @@ gpc_ep <- function(x, ...) UseMethod("gpc_ep")
 
 #' @rdname gpc_ep
 #' @export
-gpc_ep.formula <- function(formula, data, ..., subset, na.action = stats::na.fail) {
+gpc_ep.formula <- function(x, data, ..., subset, na.action = stats::na.fail) {
   mf <- match.call(expand.dots = FALSE)
-  m <- match(c("formula", "data", "subset"), names(mf), 0L)
+  m <- match(c("x", "data", "subset"), names(mf), 0L)
   mf <- mf[c(1L, m)]
+  names(mf)[names(mf) == "x"] <- "formula"
   mf$na.action <- stats::na.pass
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
