@@ -231,6 +231,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     const MatrixXd sigma0 = s.sigma;
     random_permutation(perm, rng);
     double max_change = 0;
+    VectorXd col(n);
     for (int i : perm) {
       const double sii = s.sigma(i, i);
       const double tc = 1.0 / sii - s.site_tau(i);
@@ -250,11 +251,16 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
         ++s.skipped;
         continue;
       }
-      const VectorXd col = s.sigma.col(i);
+      // Column i of the symmetric Sigma from its lower triangle (only the
+      // lower triangle is kept current during a sweep; the refresh rebuilds
+      // the full matrix).
+      col.head(i) = s.sigma.row(i).head(i).transpose();
+      col.tail(n - i) = s.sigma.col(i).tail(n - i);
       const double c = dt / denom;
       const double mui = s.mu(i);
-      // Sherman-Morrison rank-one update of Sigma and the matching mu.
-      s.sigma.noalias() -= (c * col) * col.transpose();
+      // Sherman-Morrison rank-one update of Sigma (lower triangle, half the
+      // flops of a full update) and the matching mu.
+      s.sigma.selfadjointView<Eigen::Lower>().rankUpdate(col, -c);
       s.mu -= (c * (mui + sii * dn) - dn) * col;
       max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
       s.site_tau(i) = th;
