@@ -12,6 +12,139 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// gpc_ep_log_normal_cdf_cpp
+Eigen::VectorXd gpc_ep_log_normal_cdf_cpp(const MapVec z);
+RcppExport SEXP _noisylabels_gpc_ep_log_normal_cdf_cpp(SEXP zSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapVec >::type z(zSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_log_normal_cdf_cpp(z));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_moments_cpp
+Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var, double epsilon, double sigma);
+RcppExport SEXP _noisylabels_gpc_ep_moments_cpp(SEXP ySEXP, SEXP cav_meanSEXP, SEXP cav_varSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type cav_mean(cav_meanSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type cav_var(cav_varSEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_moments_cpp(y, cav_mean, cav_var, epsilon, sigma));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_run_k_cpp
+Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double sigma, Rcpp::List ep, double seed);
+RcppExport SEXP _noisylabels_gpc_ep_run_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type k(kSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_run_k_cpp(k, y, epsilon, sigma, ep, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_evidence_k_cpp
+Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau, const MapVec site_nu, double epsilon, double sigma);
+RcppExport SEXP _noisylabels_gpc_ep_evidence_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP site_tauSEXP, SEXP site_nuSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type k(kSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type site_tau(site_tauSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type site_nu(site_nuSEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_evidence_k_cpp(k, y, site_tau, site_nu, epsilon, sigma));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_gradient_cpp
+Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, Rcpp::List ep, double seed);
+RcppExport SEXP _noisylabels_gpc_ep_gradient_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_gradient_cpp(x, y, spec, epsilon, sigma, ep, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_objective_cpp
+Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, Rcpp::List ep, double seed);
+RcppExport SEXP _noisylabels_gpc_ep_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_objective_cpp(x, y, spec, epsilon, sigma, ep, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_fit_cpp
+Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed);
+RcppExport SEXP _noisylabels_gpc_ep_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< bool >::type learn_epsilon(learn_epsilonSEXP);
+    Rcpp::traits::input_parameter< std::string >::type rule(ruleSEXP);
+    Rcpp::traits::input_parameter< bool >::type learn_kernel(learn_kernelSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type free(freeSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< int >::type max_outer(max_outerSEXP);
+    Rcpp::traits::input_parameter< int >::type lbfgs_steps(lbfgs_stepsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_fit_cpp(x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_predict_cpp
+Rcpp::List gpc_ep_predict_cpp(const MapMat x, const MapMat xnew, Rcpp::List spec, double jitter, const MapVec site_tau, const MapVec site_nu);
+RcppExport SEXP _noisylabels_gpc_ep_predict_cpp(SEXP xSEXP, SEXP xnewSEXP, SEXP specSEXP, SEXP jitterSEXP, SEXP site_tauSEXP, SEXP site_nuSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type xnew(xnewSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type site_tau(site_tauSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type site_nu(site_nuSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_predict_cpp(x, xnew, spec, jitter, site_tau, site_nu));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpr_loo_fit_cpp
 Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0, const MapMat starts, const MapVec lower, const MapVec upper, Rcpp::List options);
 RcppExport SEXP _noisylabels_gpr_loo_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP startsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP optionsSEXP) {
@@ -366,6 +499,14 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_noisylabels_gpc_ep_log_normal_cdf_cpp", (DL_FUNC) &_noisylabels_gpc_ep_log_normal_cdf_cpp, 1},
+    {"_noisylabels_gpc_ep_moments_cpp", (DL_FUNC) &_noisylabels_gpc_ep_moments_cpp, 5},
+    {"_noisylabels_gpc_ep_run_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_run_k_cpp, 6},
+    {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 6},
+    {"_noisylabels_gpc_ep_gradient_cpp", (DL_FUNC) &_noisylabels_gpc_ep_gradient_cpp, 7},
+    {"_noisylabels_gpc_ep_objective_cpp", (DL_FUNC) &_noisylabels_gpc_ep_objective_cpp, 7},
+    {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 15},
+    {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
     {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 8},
     {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
     {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},

@@ -1,0 +1,334 @@
+#' Outlier-robust Gaussian-process classification by expectation propagation
+#'
+#' Fits a binary Gaussian-process classifier whose likelihood allows a
+#' fraction `epsilon` of labels to be flipped at random (Kim & Ghahramani
+#' 2008):
+#' \deqn{p(y \mid f) = \epsilon + (1 - 2\epsilon)\,\Phi(y f / \sigma),}
+#' with the step function (`likelihood = "step"`, \eqn{\sigma \to 0}, the
+#' paper's eq. 6) or the probit (`"probit"`, \eqn{\sigma = 1}). The posterior
+#' over the latent function is approximated by sequential expectation
+#' propagation (EP) with rank-one updates and a full refresh after every sweep;
+#' site precisions may be negative (the likelihood is not log-concave), in
+#' which case improper sweeps are undone and the damping halved. The
+#' labelling-error rate is learned by EM and the kernel hyperparameters by
+#' L-BFGS steps on the EP log marginal likelihood inside the same outer loop.
+#' All numerics run in C++.
+#'
+#' @section Model and identifiability:
+#' The default kernel is the paper's eq. 7-8 ([gp_kernel()] type `"mixed"`,
+#' ARD): `v0 exp(-1/2 sum_m l_m d_m) + v1 + v2 [same point]`. Under the step
+#' likelihood only the sign of `f` matters, so one scale is redundant; the
+#' nugget `v2` is therefore fixed (at 1 for `"step"`, which makes the model
+#' exactly a probit with unit noise, and at 1e-6 for `"probit"`) unless you
+#' pass a kernel that frees it. Inputs are z-scored with the training means
+#' and standard deviations (`scale = TRUE`), categorical columns excepted.
+#'
+#' @section Learning epsilon:
+#' `epsilon_update = "tilted"` (default) maximises the EP evidence: at the
+#' current cavities it sets epsilon to the fixed point of
+#' `eps <- mean(eps * Phi(-z_i) / Z_i)`, the expected fraction of flipped
+#' labels under the tilted distributions, which is where
+#' `d log Z_EP / d eps = 0`. `"paper"` is the rule printed in the paper,
+#' `eps <- mean(1 - omega_i)` with `omega_i = Phi(y_i mu_i / sqrt(s2 + Sigma_ii))`
+#' the posterior probability that the latent value is on the side of its label
+#' (s2 = 0 for the step, 1 for the probit); it does not maximise the evidence
+#' and gives epsilon > 0 even without flips. Both are clamped to `[1e-6, 0.49]`.
+#'
+#' @section Noise scores:
+#' [noise_scores()] returns the posterior probability that the given label was
+#' flipped, `P(c_i = 1 | D) = eps Phi(-z_i) / Z_i`, computed from the tilted
+#' distribution of each site at convergence. With `epsilon = 0` every score is
+#' 0 (the model admits no flips). [label_issues()] flags scores above
+#' `threshold = 0.5`.
+#'
+#' @param x A numeric matrix or data frame of inputs (x/y method), or a
+#'   formula `label ~ predictors` (formula method; the first argument is
+#'   named `x` so that the method matches the generic).
+#' @param y Labels: a factor or character vector with two levels, a logical
+#'   vector, or a numeric vector with two distinct values (e.g. -1/+1 or 0/1).
+#'   The second level (the larger value) is the positive class. More classes
+#'   need `multiclass = "ovr"`.
+#' @param data A data frame for the formula method.
+#' @param kernel A [gp_kernel()]; `NULL` uses the paper's mixed ARD kernel.
+#' @param likelihood `"step"` (the paper) or `"probit"`.
+#' @param epsilon `"learn"` (start at `control$epsilon_start`) or a fixed rate
+#'   in `[0, 0.5)`; `0` is the paper's "former" model.
+#' @param epsilon_update `"tilted"` (maximises the evidence) or `"paper"`.
+#' @param tau `"allow"` keeps negative site precisions (Minka's algorithm);
+#'   `"clamp"` clamps them at 0 as GPML does, which changes the fixed point.
+#' @param learn_kernel Learn the free kernel hyperparameters?
+#' @param scale Standardise the continuous inputs?
+#' @param multiclass `"none"` (error on more than two classes) or `"ovr"`
+#'   (one binary fit per class against the rest).
+#' @param control A list from [gpc_ep_control()].
+#' @param subset,na.action For the formula method: rows to use, and what to do
+#'   with missing values (`na.fail` by default: missing values are an error).
+#' @param ... For the formula method, arguments passed to the x/y method.
+#' @return An object of class `gpc_ep` (`gpc_ep_ovr` for one-vs-rest) with,
+#'   among others, `epsilon` (the learned or fixed rate), `kernel` (the fitted
+#'   [gp_kernel()]), `log_z` (the EP log marginal likelihood), `latent_mean`
+#'   and `latent_var` (posterior marginals of `f` at the training points),
+#'   `site_tau`, `site_nu`, `flip_prob` (the noise scores), `converged`,
+#'   `ep_converged`, `sweeps`, `outer_iterations`, `trace` (log Z_EP and
+#'   epsilon after each outer iteration) and `jitter`.
+#' @references Kim, H.-C. and Ghahramani, Z. (2008). Outlier robust Gaussian
+#'   process classification. Structural, Syntactic, and Statistical Pattern
+#'   Recognition, LNCS 5342, 896-905.
+#' @seealso [predict.gpc_ep()], [label_issues()], [gp_kernel()].
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(120), ncol = 2)
+#' y <- ifelse(x[, 1] + x[, 2] > 0, "a", "b")
+#' y[1:3] <- ifelse(y[1:3] == "a", "b", "a")  # three flipped labels
+#' fit <- gpc_ep(x, y)
+#' fit
+#' head(label_issues(fit))
+#' predict(fit, x[1:5, ], type = "prob")
+#' @export
+gpc_ep <- function(x, ...) UseMethod("gpc_ep")
+
+#' @rdname gpc_ep
+#' @export
+gpc_ep.formula <- function(x, data, ..., subset, na.action = stats::na.fail) {
+  mf <- match.call(expand.dots = FALSE)
+  m <- match(c("x", "data", "subset"), names(mf), 0L)
+  mf <- mf[c(1L, m)]
+  names(mf)[names(mf) == "x"] <- "formula"
+  mf$na.action <- stats::na.pass
+  mf$drop.unused.levels <- TRUE
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, parent.frame())
+  if (!identical(na.action, stats::na.pass)) {
+    bad <- !stats::complete.cases(mf)
+    if (any(bad)) {
+      if (identical(na.action, stats::na.omit) || identical(na.action, "na.omit")) {
+        mf <- mf[!bad, , drop = FALSE]
+      } else {
+        abort_input(c("The data contain missing values (first in row {which(bad)[1]}).",
+                      "i" = "Remove them or use {.code na.action = na.omit}."))
+      }
+    }
+  }
+  tt <- stats::terms(mf)
+  y <- stats::model.response(mf)
+  if (is.null(y)) abort_input("The formula has no response (label) on its left-hand side.")
+  xm <- stats::model.matrix(tt, mf)
+  xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
+  fit <- gpc_ep.default(xm, y, ...)
+  fit$terms <- stats::delete.response(tt)
+  fit$xlevels <- stats::.getXlevels(tt, mf)
+  fit$call <- match.call()
+  fit
+}
+
+#' @rdname gpc_ep
+#' @export
+gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit"),
+                           epsilon = "learn", epsilon_update = c("tilted", "paper"),
+                           tau = c("allow", "clamp"), learn_kernel = TRUE, scale = TRUE,
+                           multiclass = c("none", "ovr"), control = gpc_ep_control(), ...) {
+  call <- match.call()
+  likelihood <- match.arg(likelihood)
+  epsilon_update <- match.arg(epsilon_update)
+  tau <- match.arg(tau)
+  multiclass <- match.arg(multiclass)
+  check_flag(learn_kernel, "learn_kernel")
+  check_flag(scale, "scale")
+  if (!inherits(control, "gpc_ep_control")) {
+    abort_input("{.arg control} must be made by {.fn gpc_ep_control}.")
+  }
+  learn_eps <- identical(epsilon, "learn")
+  if (!learn_eps) {
+    if (!is.numeric(epsilon) || length(epsilon) != 1L || is.na(epsilon) ||
+        epsilon < 0 || epsilon >= 0.5) {
+      abort_input(c("{.arg epsilon} must be {.val learn} or a single number in [0, 0.5), not {.val {format(epsilon)}}.",
+                    "i" = "It is the probability that a label was flipped at random; 0.5 would make labels pure noise."),
+                  class = "noisylabels_error_epsilon")
+    }
+  }
+  x <- check_x_matrix(x, "x", min_rows = 2L)
+  labels <- gpc_ep_labels(y, nrow(x))
+  if (length(labels$levels) > 2L) {
+    if (multiclass == "none") {
+      abort_input(c("{.arg y} has {length(labels$levels)} classes ({.val {labels$levels}}); {.fn gpc_ep} is a binary classifier.",
+                    "i" = "Use {.code multiclass = \"ovr\"} to fit one classifier per class against the rest."),
+                  class = "noisylabels_error_labels")
+    }
+    cli::cli_inform("Fitting {length(labels$levels)} one-vs-rest classifiers.")
+    fits <- lapply(labels$levels, function(lv) {
+      yy <- factor(ifelse(labels$factor == lv, lv, paste0("not ", lv)),
+                   levels = c(paste0("not ", lv), lv))
+      gpc_ep.default(x, yy, kernel = kernel, likelihood = likelihood, epsilon = epsilon,
+                     epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
+                     scale = scale, control = control)
+    })
+    names(fits) <- labels$levels
+    return(structure(list(fits = fits, levels = labels$levels, y = labels$factor,
+                          n = nrow(x), call = call), class = "gpc_ep_ovr"))
+  }
+  n <- nrow(x)
+  check_dense_memory(n, copies = 4)
+
+  kernel <- kernel %||% gpc_ep_default_kernel(likelihood)
+  kernel <- kernel_resolve_scaled(kernel, x, scale)
+  xs <- kernel$xs
+  kern <- kernel$kernel
+  flat <- kernel_flatten(kern)
+  sigma <- if (likelihood == "step") 0 else 1
+  eps0 <- if (learn_eps) control$epsilon_start else epsilon
+  res <- call_core(.gpc_ep_fit(
+    xs, labels$y, kernel_spec(kern, flat$log_par), eps0, sigma, learn_eps, epsilon_update,
+    learn_kernel, as.integer(which(flat$free) - 1L), flat$lower, flat$upper,
+    as.integer(control$max_outer), as.integer(control$lbfgs_steps), gpc_ep_ep_options(control, tau),
+    draw_seed()))
+  st <- res$state
+  kern <- kernel_unflatten(kern, res$log_par)
+  fit <- structure(list(
+    call = call, x = xs, x_center = kernel$center, x_scale = kernel$scale,
+    y = labels$y, y_factor = labels$factor, levels = labels$levels, n = n,
+    rownames = rownames(x) %||% as.character(seq_len(n)), colnames = colnames(x),
+    kernel = kern, log_par = res$log_par, par_names = flat$names, free = flat$free,
+    likelihood = likelihood, sigma = sigma, tau = tau,
+    epsilon = res$epsilon, learn_epsilon = learn_eps, epsilon_update = epsilon_update,
+    learn_kernel = learn_kernel,
+    log_z = st$log_z, latent_mean = st$mu, latent_var = st$var,
+    site_tau = st$site_tau, site_nu = st$site_nu, b = st$b, z = st$z,
+    flip_prob = st$flip_prob, jitter = res$jitter,
+    converged = res$converged, ep_converged = st$converged, sweeps = st$sweeps,
+    reverts = st$reverts, damping = st$damping, negative_tau = st$negative_tau,
+    outer_iterations = res$outer_iterations, ep_runs = res$ep_runs,
+    ep_failures = res$ep_failures, ep_not_converged = res$ep_not_converged,
+    trace = data.frame(iteration = seq_along(res$logz_trace), log_z = res$logz_trace,
+                       epsilon = res$eps_trace),
+    ep_trace = st$trace, message = res$message, control = control),
+    class = "gpc_ep")
+  if (!st$converged) {
+    warn_convergence(c("EP did not converge after {st$sweeps} sweep{?s} (the maximum is {control$max_sweeps}).",
+                       "i" = "Raise {.code max_sweeps} or lower {.code damping} in {.fn gpc_ep_control}."))
+  }
+  if ((learn_eps || (learn_kernel && any(flat$free))) && !res$converged) {
+    warn_convergence(c("The hyperparameter/epsilon loop stopped after {res$outer_iterations} iteration{?s} without converging.",
+                       "i" = "Raise {.code max_outer} in {.fn gpc_ep_control}."))
+  }
+  fit
+}
+
+#' Control settings for gpc_ep()
+#'
+#' @param max_sweeps,min_sweeps Bounds on EP sweeps per EP run.
+#' @param tol_logz EP stops when log Z_EP changes by less than this between
+#'   sweeps ...
+#' @param tol_site ... and no site parameter changed by more than
+#'   `tol_site * damping`.
+#' @param damping EP damping in (0, 1]; 1 = none. In `tau = "allow"` mode it is
+#'   halved automatically after a sweep that makes the posterior improper.
+#' @param max_outer Maximum outer iterations (EP, epsilon M-step, L-BFGS steps);
+#'   with epsilon fixed, the kernel optimiser gets `max_outer * lbfgs_steps`
+#'   L-BFGS iterations in one run.
+#' @param lbfgs_steps L-BFGS iterations on the kernel hyperparameters per
+#'   outer iteration.
+#' @param tol_outer The outer loop stops when log Z_EP changes by less than
+#'   `tol_outer` between outer iterations, or when epsilon moves by less than
+#'   `tol_outer / 10` and every log-hyperparameter by less than `tol_outer * 10`.
+#'   (Nested EP runs are converged to about 1e-5 in log Z, so a tighter
+#'   outer tolerance only adds iterations.)
+#' @param epsilon_start Starting value when `epsilon = "learn"` (the paper
+#'   uses 0.01-0.03).
+#' @return A list of class `gpc_ep_control`.
+#' @examples
+#' gpc_ep_control(max_sweeps = 50)
+#' @export
+gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, tol_site = 1e-4,
+                           damping = 1, max_outer = 50, lbfgs_steps = 5, tol_outer = 1e-4,
+                           epsilon_start = 0.01) {
+  check_count(max_sweeps, "max_sweeps")
+  check_count(min_sweeps, "min_sweeps")
+  check_number(tol_logz, "tol_logz", 0, open_lower = TRUE)
+  check_number(tol_site, "tol_site", 0, open_lower = TRUE)
+  check_number(damping, "damping", 0, 1, open_lower = TRUE)
+  check_count(max_outer, "max_outer")
+  check_count(lbfgs_steps, "lbfgs_steps")
+  check_number(tol_outer, "tol_outer", 0, open_lower = TRUE)
+  check_number(epsilon_start, "epsilon_start", 0, 0.5, open_lower = TRUE, open_upper = TRUE)
+  structure(list(max_sweeps = as.integer(max_sweeps), min_sweeps = as.integer(min_sweeps),
+                 tol_logz = tol_logz, tol_site = tol_site, damping = damping,
+                 max_outer = as.integer(max_outer), lbfgs_steps = as.integer(lbfgs_steps),
+                 tol_outer = tol_outer, epsilon_start = epsilon_start),
+            class = "gpc_ep_control")
+}
+
+gpc_ep_ep_options <- function(control, tau) {
+  list(max_sweeps = control$max_sweeps, min_sweeps = control$min_sweeps,
+       tol_logz = control$tol_logz, tol_site = control$tol_site,
+       damping = control$damping, clamp = identical(tau, "clamp"),
+       tol_outer_eps = control$tol_outer / 10, tol_outer_theta = control$tol_outer * 10,
+       tol_outer_logz = control$tol_outer)
+}
+
+# The paper's covariance (eq. 7-8) with the nugget fixed for identifiability.
+gpc_ep_default_kernel <- function(likelihood) {
+  if (likelihood == "step") {
+    gp_kernel("mixed", ard = TRUE, variance = 1, bias = 0.1, nugget = 1, fixed = "nugget")
+  } else {
+    gp_kernel("mixed", ard = TRUE, variance = 1, bias = 0.1, nugget = 1e-6, fixed = "nugget",
+              lower = c(nugget = 1e-10))
+  }
+}
+
+# Standardise the continuous columns (training statistics) and resolve the
+# kernel on the standardised inputs.
+kernel_resolve_scaled <- function(kernel, x, scale, call = parent.frame()) {
+  k0 <- kernel_resolve(kernel, x, call = call)
+  cat_mask <- k0$categorical
+  center <- rep(0, ncol(x)); sc <- rep(1, ncol(x))
+  if (scale) {
+    cont <- which(!cat_mask)
+    center[cont] <- colMeans(x[, cont, drop = FALSE])
+    sds <- apply(x[, cont, drop = FALSE], 2, stats::sd)
+    if (any(sds == 0)) {
+      const <- (colnames(x) %||% paste0("x", seq_len(ncol(x))))[cont[sds == 0]]
+      abort_input(c("Constant input column(s): {.val {const}}.",
+                    "i" = "Drop them: a constant input carries no information."), call = call)
+    }
+    sc[cont] <- sds
+  }
+  xs <- sweep(sweep(x, 2, center, "-"), 2, sc, "/")
+  list(kernel = kernel_resolve(kernel, xs, call = call), xs = xs, center = center, scale = sc)
+}
+
+# Labels -> list(y = +-1, factor, levels).
+gpc_ep_labels <- function(y, n, call = parent.frame()) {
+  if (is.data.frame(y) || (is.matrix(y) && ncol(y) != 1L)) {
+    abort_input("{.arg y} must be a vector of labels.", call = call)
+  }
+  if (length(y) != n) {
+    abort_input("{.arg y} has length {length(y)} but {.arg x} has {n} row{?s}.", call = call)
+  }
+  if (anyNA(y)) abort_input("{.arg y} contains missing labels.", call = call)
+  if (is.numeric(y)) {
+    if (any(!is.finite(y))) abort_input("{.arg y} contains infinite values.", call = call)
+    u <- sort(unique(as.numeric(y)))
+    if (length(u) > 2L && (length(u) > 20L || any(u != round(u)))) {
+      abort_input(c("{.arg y} looks continuous ({length(u)} distinct values); {.fn gpc_ep} needs class labels.",
+                    "i" = "Use a factor for several classes, or a regression model for a numeric response."),
+                  class = "noisylabels_error_labels", call = call)
+    }
+    f <- factor(as.numeric(y), levels = u, labels = format(u, trim = TRUE))
+  } else if (is.logical(y)) {
+    f <- factor(y, levels = c(FALSE, TRUE))
+    f <- droplevels(f)
+  } else if (is.factor(y) || is.character(y)) {
+    f <- droplevels(as.factor(y))
+  } else {
+    abort_input("{.arg y} must be a factor, character, logical or numeric vector, not {.cls {class(y)}}.",
+                class = "noisylabels_error_labels", call = call)
+  }
+  lv <- levels(f)
+  if (length(lv) < 2L) {
+    abort_input(c("{.arg y} has a single class ({.val {lv}}); a classifier needs two.",
+                  "i" = "Check the labels or the subset used."),
+                class = "noisylabels_error_labels", call = call)
+  }
+  yy <- if (length(lv) == 2L) ifelse(as.integer(f) == 2L, 1, -1) else NULL
+  list(y = yy, factor = f, levels = lv)
+}

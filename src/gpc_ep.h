@@ -1,0 +1,148 @@
+// Outlier-robust Gaussian-process classification by expectation propagation
+// (Kim & Ghahramani 2008; corrected and stabilised in specs/gpc_ep.md).
+//
+// Likelihood p(y | f) = eps + (1 - 2 eps) Phi(y f / sigma), y in {-1, +1}:
+// sigma = 0 is the step function with labelling error (paper eq. 6),
+// sigma = 1 the probit. Sites are Gaussian in natural parameters
+// (site_tau, site_nu); site_tau may be negative because the likelihood is not
+// log-concave for eps > 0 (spec §2.3).
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+#include "linalg.h"
+#include "monitor.h"
+
+namespace noisylabels {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+// log Phi(z), accurate for very negative z (spec §2.1 rule 1).
+double log_normal_cdf(double z);
+// phi(z) / Phi(z), accurate for very negative z.
+double normal_hazard(double z);
+
+struct EpLikelihood {
+  double epsilon = 0.0;  // labelling-error rate, 0 <= eps < 1/2
+  double sigma = 0.0;    // probit noise scale; 0 = step function
+};
+
+// Moments of the tilted distribution Z_i^{-1} p(y | f) N(f; cav_mean, cav_var)
+// (spec §2.1) and the new site in natural parameters (§2.2).
+struct SiteMoments {
+  double z = 0;           // y cav_mean / sqrt(sigma^2 + cav_var)
+  double log_z = 0;       // log Z_i
+  double ratio = 0;       // r_i = (1 - 2 eps) phi(z) / Z_i
+  double dlogz_dmean = 0; // d1
+  double d2logz_dmean2 = 0;  // d2
+  double tilted_mean = 0;
+  double tilted_var = 0;
+  double site_tau = 0;
+  double site_nu = 0;
+  double dlogz_deps = 0;  // (1 - 2 Phi(z)) / Z_i
+  double flip_prob = 0;   // eps Phi(-z) / Z_i: P(label flipped | tilted)
+};
+SiteMoments tilted_moments(double y, double cav_mean, double cav_var, const EpLikelihood& lik);
+
+struct EpOptions {
+  int max_sweeps = 100;
+  int min_sweeps = 2;
+  double tol_logz = 1e-6;   // |delta log Z_EP| between sweeps
+  double tol_site = 1e-4;   // max site change, scaled by the damping in use
+  double damping = 1.0;     // 1 = undamped
+  bool clamp = false;       // clamp site_tau >= 0 (GPML / GPy) instead of allowing < 0
+  JitterPolicy jitter;      // for chol(K)
+};
+
+// Gaussian EP approximation q(f) = N(mu, sigma) and everything derived from it.
+struct EpState {
+  VectorXd site_tau, site_nu;
+  MatrixXd sigma;             // posterior covariance (K^-1 + T)^-1
+  VectorXd mu;                // posterior mean
+  VectorXd cav_tau, cav_nu;   // cavity natural parameters at the final posterior
+  VectorXd z, log_zi, dlogz_deps, flip_prob;
+  double half_logdet = 0;     // 1/2 log|I + K T|
+  double log_z = 0;           // log Z_EP (spec §3.5)
+  int sweeps = 0;
+  int reverts = 0;            // sweeps undone by revert-and-halve damping
+  int skipped = 0;            // site updates skipped (improper cavity / posterior)
+  double damping = 1.0;       // damping in use at the end
+  double jitter = 0;          // jitter added to K before EP (reported)
+  bool converged = false;
+  bool negative_tau = false;  // some site_tau < 0 at the end
+  std::vector<double> trace;  // log Z_EP after each sweep
+};
+
+// Recompute sigma, mu and the log-determinant from the sites (spec §3.2 case
+// A or B). Returns false if the posterior is improper. `chol_k` is chol(K).
+bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s);
+// Cavities, per-site quantities and log Z_EP at the current posterior
+// (spec §3.5). Returns false if any cavity is improper.
+bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s);
+
+// Run EP on the prior covariance K. A warm start (site_tau/site_nu of the
+// right length) is used when it gives a proper posterior. Throws
+// NumericalError if no proper posterior is found (damping below 1e-3).
+EpState run_ep(const MatrixXd& k, const VectorXd& y, const EpLikelihood& lik,
+               const EpOptions& opt, std::mt19937_64& rng, Monitor& monitor,
+               const VectorXd* warm_tau = nullptr, const VectorXd* warm_nu = nullptr);
+
+// b = nu - T mu (= K^-1 mu) and W = b b' - (T - T Sigma T) (spec §3.6).
+VectorXd ep_b(const EpState& s);
+MatrixXd ep_gradient_weights(const EpState& s);
+// d log Z_EP / d log theta for every kernel hyperparameter.
+VectorXd ep_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const EpState& s);
+
+// Predictive latent mean and variance at test points (spec §5); kss includes
+// the nugget.
+void ep_predict(const EpState& s, const MatrixXd& kstar, const VectorXd& kss,
+                VectorXd& mean, VectorXd& var);
+
+enum class EpsilonRule { Tilted, Paper };
+
+// One M-step for epsilon (spec §4.1, §4.2a); the result is clamped to
+// [eps_min, eps_max]. The tilted rule is iterated to its fixed point at the
+// current cavities (a concave 1-D problem), the paper's rule is closed form.
+double epsilon_update(const VectorXd& y, const EpState& s, const EpLikelihood& lik,
+                      EpsilonRule rule, double eps_min, double eps_max);
+
+struct FitOptions {
+  EpOptions ep;
+  bool learn_epsilon = true;
+  EpsilonRule rule = EpsilonRule::Tilted;
+  double eps_min = 1e-6, eps_max = 0.49;
+  bool learn_kernel = true;
+  std::vector<int> free;      // indices of free log-hyperparameters
+  VectorXd lower, upper;      // bounds for all log-hyperparameters
+  int max_outer = 50;
+  int lbfgs_steps = 5;        // L-BFGS iterations per outer iteration
+  double tol_eps = 1e-5, tol_theta = 1e-4, tol_logz = 1e-6;
+};
+
+struct FitResult {
+  VectorXd log_par;
+  double epsilon = 0;
+  EpState state;
+  MatrixXd k;                 // prior covariance at the final hyperparameters
+  double jitter = 0;
+  int outer_iterations = 0;
+  bool converged = false;
+  int ep_runs = 0;
+  int ep_failures = 0;        // EP runs with no proper posterior (told to the optimiser)
+  int ep_not_converged = 0;
+  std::vector<double> logz_trace, eps_trace;
+  std::string message;
+};
+
+// The outer loop of spec §4.4: EP, epsilon M-step, a few L-BFGS steps on
+// -log Z_EP with nested, warm-started EP.
+FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLikelihood lik,
+                     const FitOptions& opt, std::uint64_t seed, Monitor& monitor);
+
+}  // namespace noisylabels

@@ -1,0 +1,203 @@
+// Glue: EP Gaussian-process classification (src/gpc_ep.*) for R.
+#include "noisylabels_types.h"
+#include "rcpp_common.h"
+#include "rcpp_monitor.h"
+#include "gpc_ep.h"
+
+using namespace noisylabels;
+
+namespace {
+
+EpOptions ep_options_from_list(const Rcpp::List& o) {
+  EpOptions e;
+  e.max_sweeps = Rcpp::as<int>(o["max_sweeps"]);
+  e.min_sweeps = Rcpp::as<int>(o["min_sweeps"]);
+  e.tol_logz = Rcpp::as<double>(o["tol_logz"]);
+  e.tol_site = Rcpp::as<double>(o["tol_site"]);
+  e.damping = Rcpp::as<double>(o["damping"]);
+  e.clamp = Rcpp::as<bool>(o["clamp"]);
+  return e;
+}
+
+Rcpp::List state_to_list(const EpState& s) {
+  Rcpp::List out;
+  out["site_tau"] = s.site_tau; out["site_nu"] = s.site_nu;
+  out["mu"] = s.mu; out["var"] = VectorXd(s.sigma.diagonal());
+  out["cav_tau"] = s.cav_tau; out["cav_nu"] = s.cav_nu;
+  out["z"] = s.z; out["log_zi"] = s.log_zi;
+  out["dlogz_deps"] = s.dlogz_deps; out["flip_prob"] = s.flip_prob;
+  out["b"] = ep_b(s); out["log_z"] = s.log_z;
+  out["half_logdet"] = s.half_logdet; out["sweeps"] = s.sweeps;
+  out["reverts"] = s.reverts; out["skipped"] = s.skipped;
+  out["damping"] = s.damping; out["jitter"] = s.jitter;
+  out["converged"] = s.converged; out["negative_tau"] = s.negative_tau;
+  out["trace"] = s.trace;
+  return out;
+}
+
+std::uint64_t seed_from(double seed) { return static_cast<std::uint64_t>(seed); }
+
+}  // namespace
+
+// [[Rcpp::export(.gpc_ep_log_normal_cdf)]]
+Eigen::VectorXd gpc_ep_log_normal_cdf_cpp(const MapVec z) {
+  VectorXd out(z.size());
+  for (int i = 0; i < z.size(); ++i) out(i) = log_normal_cdf(z(i));
+  return out;
+}
+
+// Tilted moments for vectors of cavities (tests compare them with quadrature).
+// [[Rcpp::export(.gpc_ep_moments)]]
+Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var,
+                                   double epsilon, double sigma) {
+  const int n = static_cast<int>(y.size());
+  Rcpp::NumericVector log_z(n), mean(n), var(n), tau(n), nu(n), deps(n), flip(n), z(n);
+  EpLikelihood lik{epsilon, sigma};
+  for (int i = 0; i < n; ++i) {
+    const SiteMoments m = tilted_moments(y(i), cav_mean(i), cav_var(i), lik);
+    log_z[i] = m.log_z; mean[i] = m.tilted_mean; var[i] = m.tilted_var;
+    tau[i] = m.site_tau; nu[i] = m.site_nu; deps[i] = m.dlogz_deps; flip[i] = m.flip_prob;
+    z[i] = m.z;
+  }
+  return Rcpp::DataFrame::create(Rcpp::Named("z") = z, Rcpp::Named("log_z") = log_z,
+                                 Rcpp::Named("mean") = mean, Rcpp::Named("var") = var,
+                                 Rcpp::Named("site_tau") = tau, Rcpp::Named("site_nu") = nu,
+                                 Rcpp::Named("dlogz_deps") = deps, Rcpp::Named("flip_prob") = flip);
+}
+
+// EP on a given prior covariance K (used by tests and the objective probe).
+// [[Rcpp::export(.gpc_ep_run_k)]]
+Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double sigma,
+                            Rcpp::List ep, double seed) {
+  std::mt19937_64 rng(seed_from(seed));
+  RMonitor monitor;
+  EpLikelihood lik{epsilon, sigma};
+  try {
+    const EpState s = run_ep(k, y, lik, ep_options_from_list(ep), rng, monitor);
+    Rcpp::List out = state_to_list(s);
+    out["proper"] = true;
+    return out;
+  } catch (const NumericalError& e) {
+    return Rcpp::List::create(Rcpp::Named("proper") = false, Rcpp::Named("message") = std::string(e.what()),
+                              Rcpp::Named("log_z") = R_NegInf);
+  }
+}
+
+// Posterior and log Z_EP for given sites (no EP iterations).
+// [[Rcpp::export(.gpc_ep_evidence_k)]]
+Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau,
+                                 const MapVec site_nu, double epsilon, double sigma) {
+  EpState s;
+  s.site_tau = site_tau;
+  s.site_nu = site_nu;
+  JitterPolicy exact;
+  exact.max_tries = 0;
+  Cholesky chol_k;
+  try {
+    chol_k.compute(MatrixXd(k), exact);
+  } catch (const NumericalError& e) {
+    return Rcpp::List::create(Rcpp::Named("proper") = false, Rcpp::Named("log_z") = R_NegInf);
+  }
+  EpLikelihood lik{epsilon, sigma};
+  const bool ok = ep_refresh(k, chol_k, s) && ep_evidence(y, lik, s);
+  if (!ok) return Rcpp::List::create(Rcpp::Named("proper") = false, Rcpp::Named("log_z") = R_NegInf);
+  Rcpp::List out = state_to_list(s);
+  out["proper"] = true;
+  out["sigma"] = s.sigma;
+  return out;
+}
+
+// log Z_EP and its gradient w.r.t. log kernel hyperparameters and epsilon,
+// with EP run to convergence at the given hyperparameters.
+// [[Rcpp::export(.gpc_ep_gradient)]]
+Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
+                               double sigma, Rcpp::List ep, double seed) {
+  std::mt19937_64 rng(seed_from(seed));
+  RMonitor monitor;
+  const Kernel kernel = kernel_from_list(spec);
+  const MatrixXd xm = x;
+  EpLikelihood lik{epsilon, sigma};
+  const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_list(ep), rng, monitor);
+  return Rcpp::List::create(Rcpp::Named("log_z") = s.log_z,
+                            Rcpp::Named("gradient") = ep_kernel_gradient(kernel, xm, s),
+                            Rcpp::Named("dlogz_deps") = s.dlogz_deps.sum(),
+                            Rcpp::Named("sweeps") = s.sweeps, Rcpp::Named("converged") = s.converged);
+}
+
+// The objective the hyperparameter optimiser sees (-log Z_EP and its
+// gradient); +Inf with proper = FALSE where EP finds no proper posterior or
+// K cannot be factorised, exactly as inside fit_gpc_ep().
+// [[Rcpp::export(.gpc_ep_objective)]]
+Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
+                                double sigma, Rcpp::List ep, double seed) {
+  std::mt19937_64 rng(seed_from(seed));
+  RMonitor monitor;
+  const Kernel kernel = kernel_from_list(spec);
+  const MatrixXd xm = x;
+  EpLikelihood lik{epsilon, sigma};
+  try {
+    const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_list(ep), rng, monitor);
+    return Rcpp::List::create(Rcpp::Named("value") = -s.log_z,
+                              Rcpp::Named("gradient") = VectorXd(-ep_kernel_gradient(kernel, xm, s)),
+                              Rcpp::Named("proper") = true);
+  } catch (const NumericalError& e) {
+    return Rcpp::List::create(Rcpp::Named("value") = R_PosInf, Rcpp::Named("proper") = false,
+                              Rcpp::Named("message") = std::string(e.what()));
+  }
+}
+
+// The full fit: EP, epsilon M-steps and kernel hyperparameters (spec §4.4).
+// [[Rcpp::export(.gpc_ep_fit)]]
+Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
+                          double sigma, bool learn_epsilon, std::string rule, bool learn_kernel,
+                          Rcpp::IntegerVector free, const MapVec lower, const MapVec upper,
+                          int max_outer, int lbfgs_steps, Rcpp::List ep, double seed) {
+  RMonitor monitor;
+  const Kernel kernel = kernel_from_list(spec);
+  FitOptions opt;
+  opt.ep = ep_options_from_list(ep);
+  opt.learn_epsilon = learn_epsilon;
+  opt.rule = rule == "paper" ? EpsilonRule::Paper : EpsilonRule::Tilted;
+  opt.learn_kernel = learn_kernel;
+  for (int j = 0; j < free.size(); ++j) opt.free.push_back(free[j]);
+  opt.lower = lower;
+  opt.upper = upper;
+  opt.max_outer = max_outer;
+  opt.lbfgs_steps = lbfgs_steps;
+  opt.tol_eps = Rcpp::as<double>(ep["tol_outer_eps"]);
+  opt.tol_theta = Rcpp::as<double>(ep["tol_outer_theta"]);
+  opt.tol_logz = Rcpp::as<double>(ep["tol_outer_logz"]);
+  const MatrixXd xm = x;
+  const FitResult r = fit_gpc_ep(xm, y, kernel, EpLikelihood{epsilon, sigma}, opt,
+                                 seed_from(seed), monitor);
+  Rcpp::List st = state_to_list(r.state);
+  return Rcpp::List::create(
+      Rcpp::Named("state") = st, Rcpp::Named("log_par") = r.log_par,
+      Rcpp::Named("epsilon") = r.epsilon, Rcpp::Named("jitter") = r.jitter,
+      Rcpp::Named("outer_iterations") = r.outer_iterations, Rcpp::Named("converged") = r.converged,
+      Rcpp::Named("ep_runs") = r.ep_runs, Rcpp::Named("ep_failures") = r.ep_failures,
+      Rcpp::Named("ep_not_converged") = r.ep_not_converged,
+      Rcpp::Named("logz_trace") = r.logz_trace, Rcpp::Named("eps_trace") = r.eps_trace,
+      Rcpp::Named("message") = r.message);
+}
+
+// Predictive latent mean and variance at new inputs from the fitted sites.
+// [[Rcpp::export(.gpc_ep_predict)]]
+Rcpp::List gpc_ep_predict_cpp(const MapMat x, const MapMat xnew, Rcpp::List spec, double jitter,
+                              const MapVec site_tau, const MapVec site_nu) {
+  const Kernel kernel = kernel_from_list(spec);
+  const MatrixXd xm = x, xn = xnew;
+  MatrixXd k = kernel.gram(xm);
+  if (jitter > 0) k.diagonal().array() += jitter;
+  JitterPolicy exact;
+  exact.max_tries = 0;
+  Cholesky chol_k;
+  if ((site_tau.array() < 0).any()) chol_k.compute(k, exact);
+  EpState s;
+  s.site_tau = site_tau;
+  s.site_nu = site_nu;
+  if (!ep_refresh(k, chol_k, s)) throw NumericalError("the stored EP sites give an improper posterior");
+  VectorXd mean, var;
+  ep_predict(s, kernel.cross(xm, xn), kernel.diag(xn), mean, var);
+  return Rcpp::List::create(Rcpp::Named("mean") = mean, Rcpp::Named("var") = var);
+}

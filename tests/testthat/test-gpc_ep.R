@@ -1,0 +1,345 @@
+# Tests for gpc_ep(): oracles (quadrature, the other log Z_EP forms of the
+# spec, finite differences, brute-force prediction), the step/probit
+# equivalence, properties of epsilon learning, and bad input.
+
+ns <- asNamespace("noisylabels")
+ep_tight <- list(max_sweeps = 1000L, min_sweeps = 2L, tol_logz = 1e-13, tol_site = 1e-11,
+                 damping = 1, clamp = FALSE)
+
+# Two-class data in 2-D with a linear boundary; `flips` labels well inside
+# their class region (1 < |x1 + x2| < 2.5) are flipped.
+ep_toy <- function(n = 60, flips = 0, seed = 1) {
+  set.seed(seed)
+  x <- matrix(runif(2 * n, -2, 2), n)
+  s <- x[, 1] + x[, 2]
+  y <- ifelse(s > 0, 1, -1)
+  far <- which(abs(s) > 1 & abs(s) < 2.5)[seq_len(flips)]
+  y[far] <- -y[far]
+  list(x = x, y = y, flipped = far)
+}
+
+mixed_spec <- function(d, v0 = 4, v1 = 0.1, v2 = 1, prec = rep(0.5, d)) {
+  list(type = "mixed", dim = as.integer(d), ard = TRUE,
+       log_par = log(c(v0, v1, v2, prec)), categorical = rep(FALSE, d))
+}
+
+# Integrate g over the real line, split at 0 (the step's discontinuity).
+integrate_split <- function(g, m, s) {
+  lo <- m - 14 * s; hi <- m + 14 * s
+  a <- if (lo < 0) stats::integrate(g, lo, min(0, hi), rel.tol = 1e-12, abs.tol = 0)$value else 0
+  b <- if (hi > 0) stats::integrate(g, max(0, lo), hi, rel.tol = 1e-12, abs.tol = 0)$value else 0
+  a + b
+}
+
+test_that("tilted moments match numerical quadrature", {
+  set.seed(11)
+  for (eps in c(0, 0.05)) for (sig in c(0, 1)) {
+    cm <- rnorm(8, 0, 2); cv <- exp(rnorm(8)); y <- sample(c(-1, 1), 8, TRUE)
+    m <- ns$.gpc_ep_moments(y, cm, cv, eps, sig)
+    for (i in seq_along(y)) {
+      lik <- function(f) {
+        if (sig == 0) eps + (1 - 2 * eps) * (y[i] * f > 0) else eps + (1 - 2 * eps) * pnorm(y[i] * f / sig)
+      }
+      g0 <- function(f) lik(f) * dnorm(f, cm[i], sqrt(cv[i]))
+      z0 <- integrate_split(g0, cm[i], sqrt(cv[i]))
+      m1 <- integrate_split(function(f) f * g0(f), cm[i], sqrt(cv[i])) / z0
+      m2 <- integrate_split(function(f) f^2 * g0(f), cm[i], sqrt(cv[i])) / z0
+      expect_equal(m$log_z[i], log(z0), tolerance = 1e-8)
+      expect_equal(m$mean[i], m1, tolerance = 1e-7)
+      expect_equal(m$var[i], m2 - m1^2, tolerance = 1e-7)
+      # the site reproduces the tilted moments: 1/var = cavity + site precision
+      expect_equal(1 / m$var[i], 1 / cv[i] + m$site_tau[i], tolerance = 1e-8)
+      # P(flip | tilted) = eps Phi(-z) / Z against the integral over the wrong side
+      if (eps > 0 && sig == 0) {
+        wrong <- function(f) eps * (y[i] * f < 0) * dnorm(f, cm[i], sqrt(cv[i]))
+        expect_equal(m$flip_prob[i], integrate_split(wrong, cm[i], sqrt(cv[i])) / z0, tolerance = 1e-7)
+      }
+    }
+  }
+})
+
+test_that("log Phi and the moments stay accurate far in the tail", {
+  z <- c(-60, -45, -35, -31, -29, -10, 0, 5, 30)
+  expect_equal(ns$.gpc_ep_log_normal_cdf(z), pnorm(z, log.p = TRUE), tolerance = 1e-10)
+  # step, eps = 0, cavity far on the wrong side: finite site, tau ~ z^2 / s
+  m <- ns$.gpc_ep_moments(c(1, 1), c(-40, -50), c(1, 1), 0, 0)
+  expect_true(all(is.finite(unlist(m[names(m) != "dlogz_deps"]))))
+  expect_equal(m$site_tau, c(40, 50)^2, tolerance = 0.01)
+  # eps > 0: the site goes flat (the point is given up as an outlier)
+  m <- ns$.gpc_ep_moments(1, -50, 1, 0.05, 0)
+  expect_lt(abs(m$site_tau), 1e-100)
+  expect_equal(m$flip_prob, 1, tolerance = 1e-12)
+})
+
+test_that("log Z_EP equals GPML's form and the paper's eq. 10 with negative site precisions", {
+  d <- ep_toy(n = 25, flips = 4, seed = 3)
+  K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
+  eps <- 0.2
+  r <- ns$.gpc_ep_run_k(K, d$y, eps, 0, ep_tight, 7)
+  expect_true(r$proper)
+  expect_true(r$converged)
+  expect_true(any(r$site_tau < 0))
+  tt <- r$site_tau; tn <- r$site_nu
+  ev <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, eps, 0)
+  S <- ev$sigma; mu <- ev$mu
+  tc <- 1 / diag(S) - tt; nc <- mu / diag(S) - tn
+  zc <- d$y * (nc / tc) / sqrt(1 / tc)
+  lZ <- log(eps + (1 - 2 * eps) * pnorm(zc))
+  # GPML infEP ep_Z (m = 0), with log|B| from the determinant of I + K T
+  ld <- determinant(diag(25) + K %*% diag(tt))
+  expect_equal(as.numeric(ld$sign), 1)
+  gpml <- -as.numeric(ld$modulus) / 2 + sum(lZ) + 0.5 * sum(tn * (S %*% tn)) -
+    0.5 * sum(diag(S) * tn^2) + 0.5 * sum(diag(S) * nc * (tt * nc / tc - 2 * tn)) +
+    0.5 * sum(log(1 + tt / tc))
+  expect_equal(r$log_z, gpml, tolerance = 1e-8)
+  # Paper's eq. 10 in label-absorbed coordinates with Lambda = diag(v), v = 1/tau
+  Y <- diag(d$y); C <- Y %*% K %*% Y
+  v <- 1 / tt; m <- d$y * tn / tt
+  lam <- 1 / tc; h_cav <- d$y * nc / tc
+  s_site <- exp(lZ) * sqrt(1 + lam / v) * exp((m - h_cav)^2 / (2 * (v + lam)))
+  A <- Y %*% S %*% Y
+  B <- sum(A * outer(m / v, m / v)) - sum(m^2 / v)
+  eq10 <- 0.5 * sum(log(abs(v))) - 0.5 * as.numeric(determinant(C + diag(v))$modulus) +
+    B / 2 + sum(log(s_site))
+  expect_equal(r$log_z, eq10, tolerance = 1e-8)
+})
+
+test_that("refresh cases A and B give the same posterior", {
+  d <- ep_toy(n = 20, flips = 2, seed = 4)
+  K <- ns$.kernel_gram(d$x, mixed_spec(2))
+  set.seed(5)
+  tt <- runif(20, 0.1, 2); tn <- rnorm(20)
+  tt[3] <- 1e-9
+  a <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0)
+  ref <- solve(solve(K) + diag(tt))
+  expect_equal(a$sigma, ref, tolerance = 1e-10)
+  # flipping the sign of a tiny site switches to case B without changing much
+  tt2 <- tt; tt2[3] <- -1e-9
+  b <- ns$.gpc_ep_evidence_k(K, d$y, tt2, tn, 0.1, 0)
+  expect_equal(b$sigma, solve(solve(K) + diag(tt2)), tolerance = 1e-10)
+  expect_equal(b$log_z, a$log_z, tolerance = 1e-6)
+  # strongly negative sites: improper posterior is reported, not an error
+  tt3 <- tt; tt3[1:3] <- -50
+  expect_false(ns$.gpc_ep_evidence_k(K, d$y, tt3, tn, 0.1, 0)$proper)
+})
+
+test_that("kernel and epsilon gradients of log Z_EP match finite differences", {
+  d <- ep_toy(n = 30, flips = 3, seed = 6)
+  for (eps in c(0, 0.08)) for (sig in c(0, 1)) {
+    spec <- mixed_spec(2, v0 = 3, v1 = 0.2, v2 = if (sig == 0) 1 else 0.3, prec = c(0.8, 0.4))
+    g <- ns$.gpc_ep_gradient(d$x, d$y, spec, eps, sig, ep_tight, 1)
+    expect_true(g$converged)
+    f <- function(lp) {
+      s <- spec; s$log_par <- lp
+      ns$.gpc_ep_gradient(d$x, d$y, s, eps, sig, ep_tight, 1)$log_z
+    }
+    expect_equal(g$gradient, fd_grad(f, spec$log_par, h = 1e-4), tolerance = 1e-5)
+    if (eps > 0) {
+      fe <- function(e) ns$.gpc_ep_gradient(d$x, d$y, spec, e, sig, ep_tight, 1)$log_z
+      expect_equal(g$dlogz_deps, fd_grad(fe, eps, h = 1e-6), tolerance = 1e-5)
+    }
+  }
+})
+
+test_that("step likelihood with nugget v2 equals the probit with noise sqrt(v2)", {
+  d <- ep_toy(n = 30, flips = 3, seed = 8)
+  K0 <- ns$.kernel_gram(d$x, mixed_spec(2, v2 = 1e-300))
+  for (v2 in c(1, 2.5)) for (eps in c(0, 0.05)) {
+    a <- ns$.gpc_ep_run_k(K0 + v2 * diag(30), d$y, eps, 0, ep_tight, 1)
+    b <- ns$.gpc_ep_run_k(K0, d$y, eps, sqrt(v2), ep_tight, 1)
+    expect_equal(a$log_z, b$log_z, tolerance = 1e-8)
+  }
+  # the same through the user interface, including predictions
+  newx <- matrix(c(0.3, -0.2, 1, 1), 2, byrow = TRUE)
+  ctl <- gpc_ep_control(tol_logz = 1e-13, tol_site = 1e-11, max_sweeps = 1000)
+  k_step <- gp_kernel("mixed", ard = TRUE, variance = 3, bias = 0.1, nugget = 1, precision = c(1, 1))
+  k_prob <- gp_kernel("mixed", ard = TRUE, variance = 3, bias = 0.1, nugget = 1e-300,
+                      precision = c(1, 1), lower = c(nugget = 1e-300))
+  fs <- gpc_ep(d$x, d$y, kernel = k_step, likelihood = "step", epsilon = 0.05,
+               learn_kernel = FALSE, control = ctl)
+  fp <- gpc_ep(d$x, d$y, kernel = k_prob, likelihood = "probit", epsilon = 0.05,
+               learn_kernel = FALSE, control = ctl)
+  expect_equal(as.numeric(logLik(fs)), as.numeric(logLik(fp)), tolerance = 1e-8)
+  expect_equal(predict(fs, newx, type = "prob"), predict(fp, newx, type = "prob"), tolerance = 1e-8)
+})
+
+test_that("prediction matches the brute-force GP formula", {
+  d <- ep_toy(n = 25, flips = 0, seed = 9)
+  k <- gp_kernel("mixed", ard = TRUE, variance = 2, bias = 0.3, nugget = 1, precision = c(0.7, 0.7))
+  fit <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0.02, learn_kernel = FALSE, scale = FALSE,
+                control = gpc_ep_control(tol_logz = 1e-12, tol_site = 1e-10))
+  xn <- matrix(c(0.1, 0.2, -1, 0.5, 1.5, -1.5), ncol = 2, byrow = TRUE)
+  par <- list(variance = 2, bias = 0.3, precision = c(0.7, 0.7))
+  Kt <- ref_kernel("mixed", d$x, d$x, par) + diag(25)
+  Ks <- ref_kernel("mixed", d$x, xn, par)
+  kss <- 2 + 0.3 + 1
+  tt <- fit$site_tau; tn <- fit$site_nu
+  expect_true(all(tt > 0))
+  A <- solve(Kt + diag(1 / tt))
+  mean <- drop(t(Ks) %*% A %*% (tn / tt))
+  var <- kss - colSums(Ks * (A %*% Ks))
+  expect_equal(predict(fit, xn, type = "link"), mean, tolerance = 1e-8)
+  expect_equal(predict(fit, xn, type = "prob"), 0.02 + 0.96 * pnorm(mean / sqrt(var)), tolerance = 1e-8)
+  expect_equal(as.character(predict(fit, xn)), ifelse(mean > 0, "1", "-1"))
+})
+
+test_that("the learned epsilon is an evidence maximiser and follows the number of flips", {
+  k <- gp_kernel("mixed", ard = TRUE, variance = 25, bias = 0.1, nugget = 1, precision = c(0.2, 0.2))
+  eps_hat <- numeric()
+  for (fl in c(0, 3, 8)) {
+    d <- ep_toy(n = 80, flips = fl, seed = 10)
+    set.seed(1)
+    ft <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, scale = FALSE)
+    f0 <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0, learn_kernel = FALSE, scale = FALSE)
+    # (the lower clamp eps = 1e-6 costs about n * 1e-6 nats against eps = 0)
+    expect_gte(ft$log_z, f0$log_z - 1e-3)
+    eps_hat <- c(eps_hat, ft$epsilon)
+    if (fl > 0) {
+      # the flipped labels are the ones with the highest flip probability
+      top <- order(-noise_scores(ft))[seq_len(fl)]
+      expect_setequal(top, d$flipped)
+      expect_true(all(label_issues(ft)$flagged[seq_len(fl)]))
+      expect_gt(ft$log_z, f0$log_z + 1)
+    }
+    # tilted epsilon sits where d log Z_EP / d eps = 0 (or at the lower clamp)
+    spec <- ns$kernel_spec(ns$kernel_resolve(k, d$x))
+    g <- ns$.gpc_ep_gradient(d$x, d$y, spec, ft$epsilon, 0, ep_tight, 1)
+    if (ft$epsilon > 1e-5) expect_lt(abs(g$dlogz_deps), 0.05) else expect_lte(g$dlogz_deps, 0.05)
+  }
+  expect_lte(eps_hat[1], 1e-4)
+  expect_true(all(diff(eps_hat) > 0))
+  # the paper's rule keeps epsilon > 0 without flips and gives lower evidence
+  d <- ep_toy(n = 80, flips = 0, seed = 10)
+  fp <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, scale = FALSE, epsilon_update = "paper")
+  expect_gt(fp$epsilon, 1e-4)
+})
+
+test_that("hyperparameter learning increases the evidence and stays reproducible", {
+  d <- ep_toy(n = 50, flips = 3, seed = 12)
+  k <- gp_kernel("mixed", ard = TRUE, variance = 1, bias = 0.1, nugget = 1, fixed = "nugget",
+                 precision = c(1, 1))
+  f_fixed <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE)
+  set.seed(3); f1 <- gpc_ep(d$x, d$y, kernel = k)
+  set.seed(3); f2 <- gpc_ep(d$x, d$y, kernel = k)
+  expect_gt(f1$log_z, f_fixed$log_z)
+  expect_identical(f1$log_par, f2$log_par)
+  expect_identical(f1$site_tau, f2$site_tau)
+  expect_identical(f1$epsilon, f2$epsilon)
+  expect_equal(unname(coef(f1)["nugget"]), 1)  # v2 stays fixed (identifiability)
+  expect_true(f1$converged)
+  expect_true(all(diff(f1$trace$log_z) > -1e-3))
+})
+
+test_that("clamp and allow modes both converge and differ as the spec says", {
+  d <- ep_toy(n = 40, flips = 4, seed = 13)
+  K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
+  al <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, ep_tight, 2)
+  cl <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, modifyList(ep_tight, list(clamp = TRUE)), 2)
+  expect_true(al$converged && cl$converged)
+  expect_true(any(al$site_tau < 0))
+  expect_true(all(cl$site_tau >= 0))
+  expect_false(isTRUE(all.equal(al$log_z, cl$log_z)))
+  # damping leaves the fixed point unchanged
+  dm <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, modifyList(ep_tight, list(damping = 0.5)), 2)
+  expect_equal(dm$log_z, al$log_z, tolerance = 1e-8)
+  expect_gt(dm$sweeps, al$sweeps)
+})
+
+test_that("formula and x/y interfaces give the same fit; methods work", {
+  d <- ep_toy(n = 40, flips = 2, seed = 14)
+  df <- data.frame(a = d$x[, 1], b = d$x[, 2], cls = factor(ifelse(d$y > 0, "pos", "neg")))
+  set.seed(9); f1 <- gpc_ep(cls ~ a + b, data = df)
+  set.seed(9); f2 <- gpc_ep(as.matrix(df[, 1:2]), df$cls)
+  expect_equal(f1$log_z, f2$log_z)
+  expect_equal(predict(f1, df[1:5, ], type = "prob"), predict(f2, as.matrix(df[1:5, 1:2]), type = "prob"))
+  expect_s3_class(predict(f1, df), "factor")
+  expect_length(noise_scores(f1), 40)
+  li <- label_issues(f1)
+  expect_s3_class(li, "noisylabels_issues")
+  expect_equal(nrow(li), 40)
+  expect_equal(li$flagged, li$score > 0.5)
+  expect_equal(nrow(label_issues(f1, threshold = 0)), 40)
+  expect_equal(as.numeric(logLik(f1)), f1$log_z)
+  expect_equal(nrow(tidy(f1)), length(coef(f1)))
+  expect_equal(nrow(glance(f1)), 1)
+  expect_equal(nrow(augment(f1, df)), 40)
+  expect_length(fitted(f1), 40)
+  expect_true(all(fitted(f1) > 0 & fitted(f1) < 1))
+  expect_length(residuals(f1), 40)
+  expect_output(print(f1), "gpc_ep")
+  expect_output(print(summary(f1)), "log Z_EP")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_invisible(plot(f1))
+  expect_invisible(plot(f1, type = "scores"))
+  expect_invisible(plot(f1, type = "trace"))
+  skip_if_not_installed("ggplot2")
+  expect_s3_class(ggplot2::autoplot(f1), "ggplot")
+  expect_s3_class(ggplot2::autoplot(f1, type = "scores"), "ggplot")
+})
+
+test_that("more than two classes need one-vs-rest", {
+  set.seed(15)
+  x <- matrix(rnorm(90), ncol = 2)
+  y <- cut(x[, 1], c(-Inf, -0.5, 0.5, Inf), labels = c("lo", "mid", "hi"))
+  expect_error(gpc_ep(x, y), class = "noisylabels_error_labels")
+  expect_message(fit <- gpc_ep(x, y, multiclass = "ovr", learn_kernel = FALSE), "one-vs-rest")
+  p <- predict(fit, x[1:4, ], type = "prob")
+  expect_equal(unname(rowSums(p)), rep(1, 4))
+  expect_s3_class(predict(fit, x[1:4, ]), "factor")
+  expect_length(noise_scores(fit), 45)
+})
+
+test_that("bad input gives classed errors and warnings", {
+  d <- ep_toy(n = 30, seed = 16)
+  expect_error(gpc_ep(d$x, rep(1, 30)), class = "noisylabels_error_labels")
+  expect_error(gpc_ep(d$x, rnorm(30)), class = "noisylabels_error_labels")
+  x_na <- d$x; x_na[3, 1] <- NA
+  expect_error(gpc_ep(x_na, d$y), class = "noisylabels_error_input")
+  x_inf <- d$x; x_inf[2, 2] <- Inf
+  expect_error(gpc_ep(x_inf, d$y), class = "noisylabels_error_input")
+  y_na <- d$y; y_na[1] <- NA
+  expect_error(gpc_ep(d$x, y_na), class = "noisylabels_error_input")
+  expect_error(gpc_ep(d$x, d$y[-1]), class = "noisylabels_error_input")
+  for (bad in list(0.5, -0.1, 1, "yes", c(0.1, 0.2), NA_real_)) {
+    expect_error(gpc_ep(d$x, d$y, epsilon = bad), class = "noisylabels_error_epsilon")
+  }
+  expect_error(gpc_ep(cbind(d$x, 1), d$y), class = "noisylabels_error_input")
+  df <- data.frame(a = d$x[, 1], b = d$x[, 2], y = d$y)
+  df$a[4] <- NA
+  expect_error(gpc_ep(y ~ a + b, data = df), class = "noisylabels_error_input")
+  expect_s3_class(gpc_ep(y ~ a + b, data = df, na.action = na.omit, learn_kernel = FALSE), "gpc_ep")
+  expect_error(gpc_ep_control(damping = 0), class = "noisylabels_error_input")
+  # non-convergence is a warning that names the number of sweeps
+  d2 <- ep_toy(n = 30, flips = 3, seed = 17)
+  expect_warning(gpc_ep(d2$x, d2$y, epsilon = 0.1, learn_kernel = FALSE,
+                        control = gpc_ep_control(max_sweeps = 1, min_sweeps = 1, tol_logz = 1e-14)),
+                 "1 sweep", class = "noisylabels_warning_convergence")
+  expect_warning(gpc_ep(d2$x, d2$y, control = gpc_ep_control(max_outer = 1, tol_outer = 1e-12)),
+                 "1 iteration", class = "noisylabels_warning_convergence")
+})
+
+test_that("an improper posterior is reported to the caller, never a crash", {
+  d <- ep_toy(n = 20, flips = 2, seed = 18)
+  # an indefinite 'covariance': EP cannot start, the probe says so
+  K <- ns$.kernel_gram(d$x, mixed_spec(2))
+  K_bad <- K - 3 * max(eigen(K, only.values = TRUE)$values) * diag(20) / 2
+  r <- ns$.gpc_ep_run_k(K_bad, d$y, 0.1, 0, ep_tight, 1)
+  expect_false(r$proper)
+  expect_match(r$message, "positive definite")
+  # the objective the optimiser sees is +Inf there (the optimiser backtracks)
+  spec <- mixed_spec(2)
+  ok <- ns$.gpc_ep_objective(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  expect_true(ok$proper && is.finite(ok$value))
+  spec$log_par[1] <- 800  # v0 = exp(800) overflows: K is not finite
+  bad <- ns$.gpc_ep_objective(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  expect_false(bad$proper)
+  expect_identical(bad$value, Inf)
+  # a fit whose bounds allow extreme hyperparameters still returns a proper model
+  k <- gp_kernel("mixed", ard = TRUE, nugget = 1, fixed = "nugget",
+                 upper = c(variance = 1e8, precision = 1e6), lower = c(precision = 1e-8))
+  fit <- suppressWarnings(gpc_ep(d$x, d$y, kernel = k, epsilon = 0.3,
+                                 control = gpc_ep_control(max_outer = 5)))
+  expect_true(is.finite(fit$log_z))
+  expect_true(all(is.finite(fit$latent_mean)))
+})
