@@ -217,8 +217,19 @@ scale_inputs <- function(x, center, scale) {
 #' @param mean_bound Bound on the absolute constant mean (standardised scale).
 #' @param reset_rho Reset all `rho` to 0 before each level's fit (BoTorch's
 #'   `reset_parameters = TRUE`)?
-#' @param coordinate_steps Start entering points (forward) at their Lemma-1
-#'   optimum via rank-one factor updates?
+#' @param coordinate_steps Use Lemma-1 coordinate steps: entering points
+#'   (forward) start at their Lemma-1 optimum via rank-one Cholesky updates,
+#'   and each level is fitted by block-coordinate descent (L-BFGS over the
+#'   kernel hyperparameters, mean and `sigma2` with `s` fixed, alternated with
+#'   exact Lemma-1 coordinate sweeps over the support using Sherman-Morrison
+#'   updates of `K^-1`), followed by a joint L-BFGS polish. `FALSE`: one joint
+#'   L-BFGS fit per level, as BoTorch.
+#' @param max_outer Maximum block-coordinate rounds per level.
+#' @param sweeps Lemma-1 sweeps over the support per round.
+#' @param polish_iter Maximum iterations of the joint L-BFGS polish.
+#' @param block_fraction The block-coordinate fit is used for supports of at
+#'   least this fraction of n (the joint L-BFGS crawls on large, nearly
+#'   unidentifiable supports but is faster on small ones).
 #' @param reuse_factor Reuse the factor at each optimum for scoring/evidence?
 #' @param strategy `"fast"` (defaults) or `"botorch"` (overrides the three
 #'   switches above).
@@ -232,6 +243,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                             rho_max = 1e4, noise_init = 0.1, noise_lower = 1e-4,
                             noise_upper = 10, mean_bound = 10, reset_rho = FALSE,
                             coordinate_steps = TRUE, reuse_factor = TRUE,
+                            max_outer = 30, sweeps = 3, polish_iter = 100,
+                            block_fraction = 0.25,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
   strategy <- match.arg(strategy)
   backend <- match.arg(backend)
@@ -246,6 +259,10 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
   check_number(mean_bound, "mean_bound", 0, open_lower = TRUE)
   check_flag(reset_rho, "reset_rho"); check_flag(coordinate_steps, "coordinate_steps")
   check_flag(reuse_factor, "reuse_factor")
+  max_outer <- check_count(max_outer, "max_outer")
+  sweeps <- check_count(sweeps, "sweeps")
+  polish_iter <- check_count(polish_iter, "polish_iter", lower = 0)
+  check_number(block_fraction, "block_fraction", 0, 1)
   if (strategy == "botorch") {
     reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
   }
@@ -253,7 +270,9 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                  rho_max = rho_max, noise_init = noise_init, noise_lower = noise_lower,
                  noise_upper = noise_upper, mean_bound = mean_bound, reset_rho = reset_rho,
                  coordinate_steps = coordinate_steps, reuse_factor = reuse_factor,
-                 strategy = strategy, backend = backend),
+                 max_outer = as.integer(max_outer), sweeps = as.integer(sweeps),
+                 polish_iter = as.integer(polish_iter),
+                 block_fraction = block_fraction, strategy = strategy, backend = backend),
             class = "pursuit_control")
 }
 

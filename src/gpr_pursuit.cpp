@@ -107,6 +107,48 @@ void PursuitModel::ensure_factor(const VectorXd& z, const std::vector<int>& supp
   objective(z, support, nullptr);
 }
 
+double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps) {
+  if (support.empty() || sweeps <= 0) return 0.0;
+  const int p = n_kernel();
+  ensure_factor(z, support, true);
+  MatrixXd pinv = chol_.inverse();
+  const VectorXd r = y_.array() - z(p);
+  VectorXd alpha = pinv * r;
+  const VectorXd d = base_diagonal(z);
+  VectorXd rho = rho_of(z, support);
+  double decrease = 0.0;
+  VectorXd u(n());
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
+    double sweep_decrease = 0.0;
+    for (std::size_t j = 0; j < support.size(); ++j) {
+      const int i = support[j];
+      const double pii = pinv(i, i);
+      const double e = alpha(i) / pii;            // LOO residual, independent of rho_i
+      const double v = 1.0 / pii - rho(i);        // LOO variance without rho_i
+      const double cap = opt_.convex ? d(i) * opt_.s_max / (1.0 - opt_.s_max) : opt_.rho_max;
+      const double target = std::min(cap, std::max(0.0, e * e - v));
+      const double delta = target - rho(i);
+      if (std::abs(delta) <= 1e-12 * (d(i) + rho(i))) continue;
+      // NLL change: 1/2 log((v + rho')/(v + rho)) + e^2/2 (1/(v + rho') - 1/(v + rho))
+      const double old_total = v + rho(i), new_total = v + target;
+      sweep_decrease -= 0.5 * std::log(new_total / old_total) +
+                        0.5 * e * e * (1.0 / new_total - 1.0 / old_total);
+      // K + delta e_i e_i': P <- P - c u u', c = delta / (1 + delta P_ii)
+      const double c = delta / (1.0 + delta * pii);
+      u = pinv.col(i);
+      pinv.noalias() -= c * u * u.transpose();
+      alpha -= (c * alpha(i)) * u;
+      rho(i) = target;
+      z(p + 2 + static_cast<int>(j)) = opt_.convex ? target / (d(i) + target) : target;
+      ++rank_one_updates;
+    }
+    decrease += sweep_decrease;
+    if (sweep_decrease <= 1e-12 * n()) break;
+  }
+  last_z_.resize(0);  // the kept factor no longer matches z
+  return decrease / static_cast<double>(n());
+}
+
 VectorXd lemma1_optimal_rho(const Cholesky& chol, const VectorXd& r, const VectorXd& rho) {
   const LooQuantities q = loo_quantities(chol, r);
   // 1/P_ii = v_i + rho_i and e_i = alpha_i / P_ii does not depend on rho_i.
@@ -195,9 +237,46 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
     hi(p + 1) = bounds.log_noise_upper;
     lo.tail(m).setZero();
     hi.tail(m).setConstant(vmax);
-    const VectorXd z0 = pack(dense, value, support).cwiseMax(lo).cwiseMin(hi);
+    VectorXd z0 = pack(dense, value, support).cwiseMax(lo).cwiseMin(hi);
     Objective f = [&](const VectorXd& z, VectorXd& g) { return model.objective(z, support, &g); };
-    BoxResult res = minimize_box(f, z0, lo, hi, opt.box, monitor);
+    BoxResult res;
+    bool block_converged = false;
+    int block_iterations = 0, block_evaluations = 0;
+    std::vector<double> block_trace;
+    if (opt.coordinate_steps && m > 0 && m >= opt.block_fraction * n) {
+      // Block-coordinate descent: dense parameters by L-BFGS with s pinned,
+      // then exact Lemma-1 coordinate sweeps over rho_S.
+      VectorXd lo_d = lo, hi_d = hi;
+      double f_prev = std::numeric_limits<double>::infinity();
+      for (int outer = 0; outer < opt.max_outer; ++outer) {
+        monitor.check();
+        lo_d.tail(m) = z0.tail(m);
+        hi_d.tail(m) = z0.tail(m);
+        BoxResult dres = minimize_box(f, z0, lo_d, hi_d, opt.box, monitor);
+        block_iterations += dres.iterations;
+        block_evaluations += dres.evaluations;
+        z0 = dres.x;
+        const double dec = model.coordinate_sweeps(z0, support, opt.sweeps);
+        const double f_now = dres.value - dec;
+        block_trace.push_back(f_now);
+        const double scale = std::max(std::abs(f_now), 1.0);
+        if (f_prev - f_now <= opt.box.ftol * 10 * scale || dec <= opt.box.ftol * scale) {
+          block_converged = dres.converged;
+          break;
+        }
+        f_prev = f_now;
+      }
+      BoxOptions polish = opt.box;
+      polish.max_iter = opt.polish_iter;
+      res = minimize_box(f, z0, lo, hi, polish, monitor);
+      res.converged = res.converged || block_converged;
+      res.iterations += block_iterations;
+      res.evaluations += block_evaluations;
+      block_trace.insert(block_trace.end(), res.trace.begin(), res.trace.end());
+      res.trace = block_trace;
+    } else {
+      res = minimize_box(f, z0, lo, hi, opt.box, monitor);
+    }
     unpack(res.x, support, dense, value);
     // The evidence of this model: reuse the factor of the last evaluation if it
     // is at the optimum (BoTorch recomputes it: one more factorization).

@@ -34,6 +34,17 @@ struct PursuitOptions {
   bool reset_rho = false;        // TRUE: set every support value to 0 before each fit
   bool coordinate_steps = true;  // Lemma-1 coordinate steps with rank-one updates
   bool reuse_factor = true;      // reuse the last factor for scoring and evidence
+  // Block-coordinate fit (fast pipeline, when coordinate_steps): alternate an
+  // L-BFGS step over the dense parameters (s held fixed) with Lemma-1
+  // coordinate sweeps over rho_S (exact 1-D maximisers, Sherman-Morrison
+  // updates of K^{-1}); then a joint L-BFGS polish of at most polish_iter
+  // iterations.
+  int max_outer = 30;
+  int sweeps = 3;
+  int polish_iter = 100;
+  // Block-coordinate fit only for supports of at least this fraction of n
+  // (joint L-BFGS crawls there; on small supports it is faster).
+  double block_fraction = 0.25;
   BoxOptions box;
   JitterPolicy jitter;
 };
@@ -91,6 +102,12 @@ class PursuitModel {
 
   // Factor K at z (counted) unless the kept factor already is at z.
   void ensure_factor(const VectorXd& z, const std::vector<int>& support, bool reuse);
+
+  // Lemma-1 coordinate sweeps over the support at fixed dense parameters:
+  // rho_i <- min(cap_i, max(0, e_i^2 - 1/P_ii + rho_i)) one point at a time,
+  // with P = K^{-1} and alpha = P r updated by Sherman-Morrison (O(n^2) each).
+  // Writes the new values into z; returns the decrease of NLL / n.
+  double coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps);
 
   const VectorXd& y() const { return y_; }
   const PursuitOptions& options() const { return opt_; }

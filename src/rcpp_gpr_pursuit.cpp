@@ -18,6 +18,10 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   o.reset_rho = Rcpp::as<bool>(ctl["reset_rho"]);
   o.coordinate_steps = Rcpp::as<bool>(ctl["coordinate_steps"]);
   o.reuse_factor = Rcpp::as<bool>(ctl["reuse_factor"]);
+  o.max_outer = Rcpp::as<int>(ctl["max_outer"]);
+  o.sweeps = Rcpp::as<int>(ctl["sweeps"]);
+  o.polish_iter = Rcpp::as<int>(ctl["polish_iter"]);
+  o.block_fraction = Rcpp::as<double>(ctl["block_fraction"]);
   o.box.max_iter = Rcpp::as<int>(ctl["max_iter"]);
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);
