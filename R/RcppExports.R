@@ -5,8 +5,8 @@
     .Call(`_noisylabels_gpr_pursuit_fit_cpp`, x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control)
 }
 
-.gpr_pursuit_objective <- function(x, y, spec, z, support, convex) {
-    .Call(`_noisylabels_gpr_pursuit_objective_cpp`, x, y, spec, z, support, convex)
+.gpr_pursuit_objective <- function(x, y, spec, z, support, convex, prior_mu = NULL, prior_sd = NULL) {
+    .Call(`_noisylabels_gpr_pursuit_objective_cpp`, x, y, spec, z, support, convex, prior_mu, prior_sd)
 }
 
 .gpr_pursuit_lemma1 <- function(x, y, spec, mean, noise, rho) {

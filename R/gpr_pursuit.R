@@ -34,7 +34,7 @@
 #'
 #' @section Model selection:
 #' Each model `t` of the trace gets the score
-#' `u_t = loglik_t / n + log_prior(|S_t|)` with the default
+#' `u_t = (loglik_t + log_hyperprior_t) / n + log_prior(|S_t|)` with the default
 #' `log_prior(k) = -k / prior_mean - log(prior_mean)` (exponential prior with
 #' mean `prior_mean`, default `max(1, floor(0.2 n))`). This is BoTorch's rule,
 #' in which the log-likelihood enters per datum; it means each extra outlier
@@ -66,6 +66,11 @@
 #'   log-prior; replaces the exponential prior.
 #' @param average Use Bayesian model averaging over the trace in `predict()`?
 #' @param standardize_x Centre and scale the (non-categorical) input columns?
+#' @param hyperprior Use the log-normal hyperparameter priors of BoTorch's
+#'   default model (MAP): length-scales LogNormal(sqrt(2) + log(d)/2, sqrt(3))
+#'   for unit-cube inputs (shifted for standardised inputs), noise variance
+#'   LogNormal(-4, 1) on the standardised response. They keep the GP from
+#'   explaining outliers with short length-scales in higher dimensions.
 #' @param control A list from [pursuit_control()].
 #' @param ... Unused.
 #' @return An object of class `gpr_pursuit`: a list with the selected
@@ -116,7 +121,8 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 n_outliers = NULL,
                                 parameterization = c("convex", "canonical"),
                                 prior_mean = NULL, log_prior = NULL, average = FALSE,
-                                standardize_x = TRUE, control = pursuit_control(), ...) {
+                                standardize_x = TRUE, hyperprior = TRUE,
+                                control = pursuit_control(), ...) {
   call <- match.call()
   direction <- match.arg(direction)
   parameterization <- match.arg(parameterization)
@@ -131,6 +137,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   y <- check_y_numeric(y, n, "y")
   check_flag(average, "average")
   check_flag(standardize_x, "standardize_x")
+  check_flag(hyperprior, "hyperprior")
   if (!inherits(control, "pursuit_control")) abort_input("{.arg control} must come from {.fn pursuit_control}.")
   dup <- duplicated(cbind(x, y))
   if (any(dup)) {
@@ -178,6 +185,10 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   ctl$backward <- direction == "backward"
   ctl$convex <- parameterization == "convex"
   ctl$levels <- as.integer(levels)
+  if (hyperprior) {
+    pr <- pursuit_hyperprior(fl, ncol(x), standardize_x)
+    ctl$prior_mu <- pr$mu; ctl$prior_sd <- pr$sd
+  }
   raw <- call_core(.gpr_pursuit_fit(xs, ys, kernel_spec(kernel, fl$log_par), klo, khi,
                                     0, log(control$noise_init), c(-control$mean_bound, control$mean_bound),
                                     log(c(control$noise_lower, control$noise_upper)), unclass(ctl)))
@@ -198,6 +209,21 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
 
 scale_inputs <- function(x, center, scale) {
   sweep(sweep(x, 2, center, "-"), 2, scale, "/")
+}
+
+# Log-normal priors of BoTorch's default SingleTaskGP (spec §5): length-scales
+# LogNormal(sqrt(2) + log(d)/2, sqrt(3)) for inputs in the unit cube (shifted
+# by log(sqrt(12)) for standardised inputs, whose sd is sqrt(12) times that of
+# a uniform unit-cube column), noise variance LogNormal(-4, 1) on the
+# standardised response. Other parameters have none (sd = 0).
+pursuit_hyperprior <- function(fl, d, standardized) {
+  p <- length(fl$log_par)
+  mu <- numeric(p + 2); sd <- numeric(p + 2)
+  ls <- grepl("^lengthscale", fl$names) & fl$free
+  mu[seq_len(p)][ls] <- sqrt(2) + log(d) / 2 + if (standardized) log(sqrt(12)) else 0
+  sd[seq_len(p)][ls] <- sqrt(3)
+  mu[p + 2] <- -4; sd[p + 2] <- 1
+  list(mu = mu, sd = sd)
 }
 
 #' Control settings of the relevance-pursuit fit
@@ -314,12 +340,15 @@ new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, prior_mean, x_cent
   nll <- vapply(steps, function(s) s$nll, numeric(1))
   lp <- vapply(size, function(k) as.numeric(log_prior(k)), numeric(1))
   if (any(!is.finite(lp) & lp != -Inf)) abort_input("{.arg log_prior} returned NA/NaN.", class = "noisylabels_error_prior")
+  penalty <- vapply(steps, function(s) s$penalty, numeric(1))
   loglik_std <- -nll
-  score <- loglik_std / n + lp
+  # BoTorch: per-datum MAP marginal likelihood plus the log-prior of |S|
+  score <- (loglik_std - penalty) / n + lp
   post <- exp(score - max(score)); post <- post / sum(post)
   sel <- which.max(score)
   trace <- data.frame(step = seq_along(steps), size = size,
-                      loglik = loglik_std - n * log(y_scale), log_prior = lp, score = score,
+                      loglik = loglik_std - n * log(y_scale), log_hyperprior = -penalty,
+                      log_prior = lp, score = score,
                       posterior = post,
                       iterations = vapply(steps, function(s) s$iterations, integer(1)),
                       evaluations = vapply(steps, function(s) s$evaluations, integer(1)),

@@ -33,8 +33,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpr_pursuit_objective_cpp
-Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec z, Rcpp::IntegerVector support, bool convex);
-RcppExport SEXP _noisylabels_gpr_pursuit_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP zSEXP, SEXP supportSEXP, SEXP convexSEXP) {
+Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec z, Rcpp::IntegerVector support, bool convex, Rcpp::Nullable<Rcpp::NumericVector> prior_mu, Rcpp::Nullable<Rcpp::NumericVector> prior_sd);
+RcppExport SEXP _noisylabels_gpr_pursuit_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP zSEXP, SEXP supportSEXP, SEXP convexSEXP, SEXP prior_muSEXP, SEXP prior_sdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -44,7 +44,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type z(zSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type support(supportSEXP);
     Rcpp::traits::input_parameter< bool >::type convex(convexSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_objective_cpp(x, y, spec, z, support, convex));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_mu(prior_muSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_sd(prior_sdSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_objective_cpp(x, y, spec, z, support, convex, prior_mu, prior_sd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -215,7 +217,7 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 10},
-    {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 6},
+    {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},
     {"_noisylabels_gpr_pursuit_predict_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_predict_cpp, 8},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},

@@ -36,6 +36,19 @@ VectorXd PursuitModel::rho_of(const VectorXd& z, const std::vector<int>& support
   return rho;
 }
 
+double PursuitModel::prior_penalty(const VectorXd& z, VectorXd* grad) const {
+  double pen = 0.0;
+  const int m = static_cast<int>(opt_.prior_sd.size());
+  for (int j = 0; j < m && j < z.size(); ++j) {
+    const double sd = opt_.prior_sd(j);
+    if (!(sd > 0)) continue;
+    const double dz = z(j) - opt_.prior_mu(j);
+    pen += z(j) + dz * dz / (2.0 * sd * sd);
+    if (grad != nullptr) (*grad)(j) += 1.0 + dz / (sd * sd);
+  }
+  return pen;
+}
+
 double PursuitModel::objective(const VectorXd& z, const std::vector<int>& support,
                                VectorXd* grad) {
   const int nn = n();
@@ -96,9 +109,10 @@ double PursuitModel::objective(const VectorXd& z, const std::vector<int>& suppor
       (*grad)(p + 2 + static_cast<int>(j)) =
           opt_.convex ? g_rho(i) * d(i) / ((1.0 - v) * (1.0 - v)) : g_rho(i);
     }
-    *grad /= static_cast<double>(nn);
   }
-  return nll / static_cast<double>(nn);
+  last_penalty = prior_penalty(z, grad);
+  if (grad != nullptr) *grad /= static_cast<double>(nn);
+  return (nll + last_penalty) / static_cast<double>(nn);
 }
 
 void PursuitModel::ensure_factor(const VectorXd& z, const std::vector<int>& support,
@@ -288,7 +302,8 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
     step.log_par = dense.log_par;
     step.mean = dense.mean;
     step.log_noise = dense.log_noise;
-    step.nll = res.value * n;
+    step.penalty = model.prior_penalty(res.x, nullptr);
+    step.nll = res.value * n - step.penalty;
     step.iterations = res.iterations;
     step.evaluations = res.evaluations;
     step.converged = res.converged;

@@ -47,6 +47,11 @@ struct PursuitOptions {
   double block_fraction = 0.25;
   BoxOptions box;
   JitterPolicy jitter;
+  // Optional log-normal priors on the dense parameters (MAP, as GPyTorch):
+  // for entry j of [kernel log-parameters, mean, log sigma2] with
+  // prior_sd(j) > 0, the natural-scale value exp(z_j) ~ LogNormal(prior_mu(j),
+  // prior_sd(j)) adds z_j + (z_j - mu_j)^2 / (2 sd_j^2) to the NLL. Empty = none.
+  VectorXd prior_mu, prior_sd;
 };
 
 // Bounds of the "dense" parameters (log scale for kernel and noise).
@@ -63,7 +68,8 @@ struct PursuitStep {
   VectorXd rho;                 // length n: added variance rho_i
   VectorXd log_par;             // kernel log-parameters
   double mean = 0, log_noise = 0;
-  double nll = 0;               // total NLL (not per datum)
+  double nll = 0;               // total NLL (not per datum), without priors
+  double penalty = 0;           // -log prior of the hyperparameters (0 without priors)
   int iterations = 0, evaluations = 0;
   bool converged = false;
   std::string message;
@@ -99,6 +105,10 @@ class PursuitModel {
   const VectorXd& last_point() const { return last_z_; }
   long factorizations = 0;
   long rank_one_updates = 0;
+  double last_penalty = 0;  // -log prior at the last objective() call
+
+  // -log prior of the dense parameters and its gradient (added into grad).
+  double prior_penalty(const VectorXd& z, VectorXd* grad) const;
 
   // Factor K at z (counted) unless the kept factor already is at z.
   void ensure_factor(const VectorXd& z, const std::vector<int>& support, bool reuse);

@@ -26,6 +26,10 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);
   o.jitter.backend = backend_from_string(Rcpp::as<std::string>(ctl["backend"]));
+  if (ctl.containsElementNamed("prior_mu") && !Rf_isNull(ctl["prior_mu"])) {
+    o.prior_mu = Rcpp::as<Eigen::VectorXd>(ctl["prior_mu"]);
+    o.prior_sd = Rcpp::as<Eigen::VectorXd>(ctl["prior_sd"]);
+  }
   return o;
 }
 
@@ -36,7 +40,8 @@ Rcpp::List step_to_list(const PursuitStep& s) {
       Rcpp::Named("support") = support, Rcpp::Named("value") = s.value,
       Rcpp::Named("rho") = s.rho, Rcpp::Named("log_par") = s.log_par,
       Rcpp::Named("mean") = s.mean, Rcpp::Named("log_noise") = s.log_noise,
-      Rcpp::Named("nll") = s.nll, Rcpp::Named("iterations") = s.iterations,
+      Rcpp::Named("nll") = s.nll, Rcpp::Named("penalty") = s.penalty,
+      Rcpp::Named("iterations") = s.iterations,
       Rcpp::Named("evaluations") = s.evaluations, Rcpp::Named("converged") = s.converged,
       Rcpp::Named("message") = s.message, Rcpp::Named("trace") = Rcpp::wrap(s.trace));
 }
@@ -73,10 +78,16 @@ Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
 // Packed objective NLL/n and its gradient (tests; spec §2.2).
 // [[Rcpp::export(.gpr_pursuit_objective)]]
 Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
-                                     const MapVec z, Rcpp::IntegerVector support, bool convex) {
+                                     const MapVec z, Rcpp::IntegerVector support, bool convex,
+                                     Rcpp::Nullable<Rcpp::NumericVector> prior_mu = R_NilValue,
+                                     Rcpp::Nullable<Rcpp::NumericVector> prior_sd = R_NilValue) {
   const Eigen::MatrixXd xm = x;
   PursuitOptions opt;
   opt.convex = convex;
+  if (prior_mu.isNotNull()) {
+    opt.prior_mu = Rcpp::as<Eigen::VectorXd>(prior_mu.get());
+    opt.prior_sd = Rcpp::as<Eigen::VectorXd>(prior_sd.get());
+  }
   PursuitModel model(xm, y, kernel_from_list(spec), opt);
   std::vector<int> s;
   for (int i : support) s.push_back(i - 1);

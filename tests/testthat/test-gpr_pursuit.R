@@ -60,6 +60,13 @@ test_that("objective and gradients match plain R and finite differences", {
     f <- function(zz) ns$.gpr_pursuit_objective(x, y, spec, zz, S, convex)$value
     expect_equal(obj$gradient, fd_grad(f, z, 1e-6), tolerance = 1e-6,
                  info = paste(type, if (convex) "convex" else "canonical"))
+    # with log-normal priors on every dense parameter
+    mu <- rnorm(p + 2); sdv <- c(rep(1.5, p), 0, 1)
+    f2 <- function(zz) ns$.gpr_pursuit_objective(x, y, spec, zz, S, convex, mu, sdv)$value
+    o2 <- ns$.gpr_pursuit_objective(x, y, spec, z, S, convex, mu, sdv)
+    pen <- sum((z[1:(p + 2)] + (z[1:(p + 2)] - mu)^2 / (2 * sdv^2))[sdv > 0])
+    expect_equal(o2$value * n, obj$value * n + pen, tolerance = 1e-10)
+    expect_equal(o2$gradient, fd_grad(f2, z, 1e-6), tolerance = 1e-6)
   }
 })
 
@@ -91,7 +98,11 @@ test_that("the selected model maximises the log-posterior, recomputed in R", {
     st <- fit$steps[[t]]
     spec <- ns$kernel_spec(fit$kernel_std, st$log_par)
     ll <- -r_nll(xs, ys, spec, st$mean, exp(st$log_noise), st$rho)
-    ll / fit$n - length(st$support) / 3 - log(3)
+    # BoTorch's default priors: lengthscale LogNormal(sqrt(2) + log(1)/2 + log(sqrt(12)), sqrt(3)),
+    # noise LogNormal(-4, 1); log density of the value (no Jacobian)
+    lpr <- dlnorm(exp(st$log_par[2]), sqrt(2) + log(sqrt(12)), sqrt(3), log = TRUE) +
+      dlnorm(exp(st$log_noise), -4, 1, log = TRUE) + log(sqrt(3)) + log(2 * pi) # constants dropped in C++
+    (ll + lpr) / fit$n - length(st$support) / 3 - log(3)
   }, numeric(1))
   expect_equal(fit$trace$score, score, tolerance = 1e-8)
   expect_equal(fit$selected, which.max(score))
