@@ -201,8 +201,9 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   fit$call <- call
   bad <- !fit$trace$converged
   if (any(bad)) {
-    warn_convergence(c("L-BFGS did not converge at {sum(bad)} of {length(bad)} support size{?s} (support {fit$trace$size[bad]}).",
-                       "i" = "Iterations reached: {fit$trace$iterations[bad]} (limit {control$max_iter}); raise {.code max_iter} in {.fn pursuit_control}."))
+    warn_convergence(c("The fit did not converge at {sum(bad)} of {length(bad)} support size{?s} (support {fit$trace$size[bad]}).",
+                       "i" = "L-BFGS iterations reached: {fit$trace$iterations[bad]} (limit {control$max_iter} per call; block-coordinate rounds {control$max_outer}).",
+                       "i" = "Raise {.code max_iter}, {.code max_outer} or {.code polish_iter} in {.fn pursuit_control}."))
   }
   fit
 }
@@ -251,6 +252,8 @@ pursuit_hyperprior <- function(fl, d, standardized) {
 #'   updates of `K^-1`), followed by a joint L-BFGS polish. `FALSE`: one joint
 #'   L-BFGS fit per level, as BoTorch.
 #' @param max_outer Maximum block-coordinate rounds per level.
+#' @param inner_iter Maximum L-BFGS iterations of each round's
+#'   hyperparameter step.
 #' @param sweeps Lemma-1 sweeps over the support per round.
 #' @param polish_iter Maximum iterations of the joint L-BFGS polish.
 #' @param block_fraction The block-coordinate fit is used for supports of at
@@ -269,8 +272,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                             rho_max = 1e4, noise_init = 0.1, noise_lower = 1e-4,
                             noise_upper = 10, mean_bound = 10, reset_rho = FALSE,
                             coordinate_steps = TRUE, reuse_factor = TRUE,
-                            max_outer = 30, sweeps = 3, polish_iter = 100,
-                            block_fraction = 0.25,
+                            max_outer = 50, sweeps = 3, polish_iter = 30,
+                            inner_iter = 10, block_fraction = 0.25,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
   strategy <- match.arg(strategy)
   backend <- match.arg(backend)
@@ -289,6 +292,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
   sweeps <- check_count(sweeps, "sweeps")
   polish_iter <- check_count(polish_iter, "polish_iter", lower = 0)
   check_number(block_fraction, "block_fraction", 0, 1)
+  inner_iter <- check_count(inner_iter, "inner_iter")
   if (strategy == "botorch") {
     reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
   }
@@ -298,7 +302,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                  coordinate_steps = coordinate_steps, reuse_factor = reuse_factor,
                  max_outer = as.integer(max_outer), sweeps = as.integer(sweeps),
                  polish_iter = as.integer(polish_iter),
-                 block_fraction = block_fraction, strategy = strategy, backend = backend),
+                 block_fraction = block_fraction, inner_iter = as.integer(inner_iter),
+                 strategy = strategy, backend = backend),
             class = "pursuit_control")
 }
 

@@ -266,7 +266,9 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
         monitor.check();
         lo_d.tail(m) = z0.tail(m);
         hi_d.tail(m) = z0.tail(m);
-        BoxResult dres = minimize_box(f, z0, lo_d, hi_d, opt.box, monitor);
+        BoxOptions inner = opt.box;
+        inner.max_iter = opt.inner_iter;
+        BoxResult dres = minimize_box(f, z0, lo_d, hi_d, inner, monitor);
         block_iterations += dres.iterations;
         block_evaluations += dres.evaluations;
         z0 = dres.x;

@@ -41,7 +41,8 @@ struct PursuitOptions {
   // iterations.
   int max_outer = 30;
   int sweeps = 3;
-  int polish_iter = 100;
+  int polish_iter = 30;
+  int inner_iter = 10;   // L-BFGS iterations per dense block step
   // Block-coordinate fit only for supports of at least this fraction of n
   // (joint L-BFGS crawls there; on small supports it is faster).
   double block_fraction = 0.25;

@@ -22,6 +22,7 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   o.sweeps = Rcpp::as<int>(ctl["sweeps"]);
   o.polish_iter = Rcpp::as<int>(ctl["polish_iter"]);
   o.block_fraction = Rcpp::as<double>(ctl["block_fraction"]);
+  o.inner_iter = Rcpp::as<int>(ctl["inner_iter"]);
   o.box.max_iter = Rcpp::as<int>(ctl["max_iter"]);
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);

@@ -84,7 +84,8 @@ test_that("forward pursuit finds planted outliers", {
 
 test_that("backward pursuit recovers the outliers with a count schedule", {
   d <- planted(seed = 2)
-  fit <- gpr_pursuit(d$x, d$y, n_outliers = c(0:5, 10, 40))
+  # the full-support level is nearly unidentifiable and may stop unconverged
+  fit <- suppressWarnings(gpr_pursuit(d$x, d$y, n_outliers = c(0:5, 10, 40)))
   expect_setequal(fit$support, d$out)
   expect_equal(fit$trace$size, c(40, 10, 5:0))
 })
