@@ -89,7 +89,7 @@
 #' x <- seq(0, 1, length.out = 40)
 #' y <- sin(6 * x) + rnorm(40, sd = 0.1)
 #' y[c(5, 20, 33)] <- y[c(5, 20, 33)] + 3
-#' fit <- gpr_pursuit(x, y, fractions = c(0, 0.05, 0.1, 0.2))
+#' fit <- gpr_pursuit(x, y, direction = "forward", n_outliers = 0:6)
 #' fit
 #' label_issues(fit)[1:5, ]
 #' predict(fit, data.frame(x = c(0.25, 0.5)))
@@ -310,7 +310,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
 #' @export
 print.pursuit_control <- function(x, ...) {
   cli::cat_line("<pursuit_control> ", x$strategy)
-  str(unclass(x)[setdiff(names(x), "strategy")], give.head = FALSE, no.list = TRUE)
+  utils::str(unclass(x)[setdiff(names(x), "strategy")], give.head = FALSE, no.list = TRUE)
   invisible(x)
 }
 

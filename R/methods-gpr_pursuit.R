@@ -49,7 +49,7 @@ pursuit_step_predict <- function(object, t, xs) {
 #' @examples
 #' set.seed(2)
 #' x <- runif(30); y <- cos(5 * x) + rnorm(30, sd = 0.1); y[3] <- 4
-#' fit <- gpr_pursuit(x, y, fractions = c(0, 0.1, 0.2))
+#' fit <- gpr_pursuit(x, y, direction = "forward", n_outliers = 0:3)
 #' predict(fit, cbind(c(0.2, 0.8)), se.fit = TRUE)
 #' @export
 predict.gpr_pursuit <- function(object, newdata = NULL, type = c("response", "latent"),
@@ -182,7 +182,7 @@ print.summary.gpr_pursuit <- function(x, ...) {
 #' @examples
 #' set.seed(3)
 #' x <- runif(30); y <- sin(6 * x) + rnorm(30, sd = 0.1); y[1:2] <- 3
-#' plot(gpr_pursuit(x, y, fractions = c(0, 0.1, 0.2)))
+#' plot(gpr_pursuit(x, y, direction = "forward", n_outliers = 0:4))
 #' @export
 plot.gpr_pursuit <- function(x, which = 1:2, ...) {
   if (length(which) > 1) {
@@ -261,7 +261,7 @@ autoplot.gpr_pursuit <- function(object, type = c("data", "posterior"), ...) {
 #' @examples
 #' set.seed(4)
 #' x <- runif(25); y <- x^2 + rnorm(25, sd = 0.05); y[7] <- 2
-#' fit <- gpr_pursuit(x, y, fractions = c(0, 0.1, 0.2))
+#' fit <- gpr_pursuit(x, y, direction = "forward", n_outliers = 0:3)
 #' tidy(fit); glance(fit); head(augment(fit))
 NULL
 
