@@ -135,9 +135,12 @@ yeo_johnson <- function(y, lambda) {
 yeo_johnson_inverse <- function(z, lambda) {
   out <- numeric(length(z))
   pos <- z >= 0
-  out[pos] <- if (abs(lambda) < 1e-8) expm1(z[pos]) else (lambda * z[pos] + 1)^(1 / lambda) - 1
+  # Beyond the transform's range (lambda z + 1 <= 0 for lambda < 0, or
+  # 1 - (2 - lambda) z <= 0 for lambda > 2) the inverse is clamped to its limit.
+  out[pos] <- if (abs(lambda) < 1e-8) expm1(z[pos]) else
+    pmax(lambda * z[pos] + 1, .Machine$double.eps)^(1 / lambda) - 1
   out[!pos] <- if (abs(lambda - 2) < 1e-8) -expm1(-z[!pos]) else
-    1 - (1 - (2 - lambda) * z[!pos])^(1 / (2 - lambda))
+    1 - pmax(1 - (2 - lambda) * z[!pos], .Machine$double.eps)^(1 / (2 - lambda))
   out
 }
 

@@ -288,3 +288,9 @@ test_that("baselines transform the labels as documented", {
   yj <- gpr_baseline(x, y, "yeo_johnson")
   expect_true(is.finite(predictive_loglik(yj, x[1:5, , drop = FALSE], y[1:5])))
 })
+
+test_that("the Yeo-Johnson inverse is finite beyond the transform's range", {
+  z <- c(-50, -1, 0, 1, 50)
+  expect_true(all(is.finite(ns$yeo_johnson_inverse(z, -0.5))))
+  expect_true(all(is.finite(ns$yeo_johnson_inverse(z, 2.5))))
+})
