@@ -53,6 +53,22 @@
     .Call(`_noisylabels_gp_predict_cpp`, x, y, spec, noise, xnew, want_var, jitter, backend)
 }
 
+.gpr_pursuit_fit <- function(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control) {
+    .Call(`_noisylabels_gpr_pursuit_fit_cpp`, x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control)
+}
+
+.gpr_pursuit_objective <- function(x, y, spec, z, support, convex, prior_mu = NULL, prior_sd = NULL) {
+    .Call(`_noisylabels_gpr_pursuit_objective_cpp`, x, y, spec, z, support, convex, prior_mu, prior_sd)
+}
+
+.gpr_pursuit_lemma1 <- function(x, y, spec, mean, noise, rho) {
+    .Call(`_noisylabels_gpr_pursuit_lemma1_cpp`, x, y, spec, mean, noise, rho)
+}
+
+.gpr_pursuit_predict <- function(x, y, spec, mean, noise, rho, xnew, backend) {
+    .Call(`_noisylabels_gpr_pursuit_predict_cpp`, x, y, spec, mean, noise, rho, xnew, backend)
+}
+
 .kernel_gram <- function(x, spec) {
     .Call(`_noisylabels_kernel_gram_cpp`, x, spec)
 }

@@ -228,6 +228,78 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gpr_pursuit_fit_cpp
+Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec kernel_lower, const MapVec kernel_upper, double mean0, double log_noise0, Rcpp::NumericVector mean_bounds, Rcpp::NumericVector log_noise_bounds, Rcpp::List control);
+RcppExport SEXP _noisylabels_gpr_pursuit_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP kernel_lowerSEXP, SEXP kernel_upperSEXP, SEXP mean0SEXP, SEXP log_noise0SEXP, SEXP mean_boundsSEXP, SEXP log_noise_boundsSEXP, SEXP controlSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type kernel_lower(kernel_lowerSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type kernel_upper(kernel_upperSEXP);
+    Rcpp::traits::input_parameter< double >::type mean0(mean0SEXP);
+    Rcpp::traits::input_parameter< double >::type log_noise0(log_noise0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type mean_bounds(mean_boundsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type log_noise_bounds(log_noise_boundsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_fit_cpp(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpr_pursuit_objective_cpp
+Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec z, Rcpp::IntegerVector support, bool convex, Rcpp::Nullable<Rcpp::NumericVector> prior_mu, Rcpp::Nullable<Rcpp::NumericVector> prior_sd);
+RcppExport SEXP _noisylabels_gpr_pursuit_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP zSEXP, SEXP supportSEXP, SEXP convexSEXP, SEXP prior_muSEXP, SEXP prior_sdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type z(zSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type support(supportSEXP);
+    Rcpp::traits::input_parameter< bool >::type convex(convexSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_mu(prior_muSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_sd(prior_sdSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_objective_cpp(x, y, spec, z, support, convex, prior_mu, prior_sd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpr_pursuit_lemma1_cpp
+Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho);
+RcppExport SEXP _noisylabels_gpr_pursuit_lemma1_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type mean(meanSEXP);
+    Rcpp::traits::input_parameter< double >::type noise(noiseSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type rho(rhoSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_lemma1_cpp(x, y, spec, mean, noise, rho));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpr_pursuit_predict_cpp
+Rcpp::List gpr_pursuit_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, const MapMat xnew, std::string backend);
+RcppExport SEXP _noisylabels_gpr_pursuit_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP xnewSEXP, SEXP backendSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type mean(meanSEXP);
+    Rcpp::traits::input_parameter< double >::type noise(noiseSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type rho(rhoSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type xnew(xnewSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_predict_cpp(x, y, spec, mean, noise, rho, xnew, backend));
+    return rcpp_result_gen;
+END_RCPP
+}
 // kernel_gram_cpp
 Eigen::MatrixXd kernel_gram_cpp(const MapMat x, Rcpp::List spec);
 RcppExport SEXP _noisylabels_kernel_gram_cpp(SEXP xSEXP, SEXP specSEXP) {
@@ -512,6 +584,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
     {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 8},
+    {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 10},
+    {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
+    {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},
+    {"_noisylabels_gpr_pursuit_predict_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_predict_cpp, 8},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},

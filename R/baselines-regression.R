@@ -1,0 +1,156 @@
+#' Baseline GP regressions for the robustness comparisons
+#'
+#' The non-robust and heuristic competitors of Ament et al. (2024, §6.1), all
+#' built on the same GP core as [gpr_pursuit()] (a fit with an empty
+#' support, i.e. a standard exact GP with constant mean and homoskedastic
+#' noise):
+#' * `"standard"`: the GP on the raw labels;
+#' * `"winsorize"`: labels clipped to \[Q1 - 1.5 IQR, Q3 + 1.5 IQR\] (Tukey's
+#'   rule, applied to both tails; Ax clips one tail depending on the
+#'   optimisation direction, which regression does not have);
+#' * `"yeo_johnson"`: labels Yeo-Johnson transformed with lambda chosen by
+#'   maximum profile likelihood of a normal model; predictions are the
+#'   back-transformed predictive median, densities include the Jacobian;
+#' * `"trimmed"`: iterative trimming (Li et al. 2021): fit, keep the
+#'   `(1 - trim) n` points with the smallest standardised residuals,
+#'   refit on them, `iterations` times.
+#'
+#' @param x,y Inputs (matrix) and labels.
+#' @param method One of the methods above.
+#' @param kernel A [gp_kernel()] or `NULL` (the [gpr_pursuit()] default).
+#' @param trim Fraction trimmed by `"trimmed"`.
+#' @param iterations Trimming rounds.
+#' @param control A [pursuit_control()] list.
+#' @return An object of class `gpr_baseline`: `fit` (the underlying
+#'   `gpr_pursuit` fit with an empty support), `method`, `lambda`
+#'   (Yeo-Johnson), `kept` (rows used by the final fit).
+#' @examples
+#' set.seed(1)
+#' s <- sim_friedman(60, corruption = "constant", prob = 0.1)
+#' b <- gpr_baseline(s$x, s$y, "winsorize")
+#' head(predict(b, s$x))
+#' @export
+gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson", "trimmed"),
+                         kernel = NULL, trim = 0.2, iterations = 3, control = pursuit_control()) {
+  method <- match.arg(method)
+  x <- check_x_matrix(x, "x")
+  y <- check_y_numeric(y, nrow(x))
+  check_number(trim, "trim", 0, 1, open_upper = TRUE)
+  iterations <- check_count(iterations, "iterations")
+  gp <- function(xx, yy) {
+    gpr_pursuit(xx, yy, kernel = kernel, direction = "forward", n_outliers = 0L,
+                control = control)
+  }
+  lambda <- NULL
+  kept <- seq_along(y)
+  if (method == "standard") {
+    fit <- gp(x, y)
+  } else if (method == "winsorize") {
+    q <- stats::quantile(y, c(0.25, 0.75), names = FALSE)
+    iqr <- q[2] - q[1]
+    fit <- gp(x, pmin(pmax(y, q[1] - 1.5 * iqr), q[2] + 1.5 * iqr))
+  } else if (method == "yeo_johnson") {
+    lambda <- yeo_johnson_lambda(y)
+    fit <- gp(x, yeo_johnson(y, lambda))
+  } else {
+    fit <- gp(x, y)
+    keep_n <- max(5L, ceiling((1 - trim) * length(y)))
+    for (it in seq_len(iterations)) {
+      p <- predict(fit, x, se.fit = TRUE)
+      z <- abs(y - p$fit) / p$sd
+      kept <- sort(order(z)[seq_len(keep_n)])
+      fit <- gp(x[kept, , drop = FALSE], y[kept])
+    }
+  }
+  structure(list(fit = fit, method = method, lambda = lambda, kept = kept),
+            class = "gpr_baseline")
+}
+
+#' @export
+print.gpr_baseline <- function(x, ...) {
+  cli::cat_line("Baseline GP regression: ", x$method,
+                if (!is.null(x$lambda)) sprintf(" (lambda = %.3f)", x$lambda) else "",
+                if (x$method == "trimmed") sprintf(" (%d points kept)", length(x$kept)) else "")
+  invisible(x)
+}
+
+#' @rdname gpr_baseline
+#' @param object A `gpr_baseline` fit.
+#' @param newdata Matrix of new inputs.
+#' @param se.fit Return a data frame with `fit` and predictive `sd` (on the
+#'   transformed scale for Yeo-Johnson)?
+#' @param ... Unused.
+#' @export
+predict.gpr_baseline <- function(object, newdata, se.fit = FALSE, ...) {
+  p <- predict(object$fit, newdata, se.fit = TRUE)
+  if (!is.null(object$lambda)) {
+    p$fit_transformed <- p$fit
+    p$fit <- yeo_johnson_inverse(p$fit, object$lambda)
+  }
+  if (se.fit) p else p$fit
+}
+
+#' Mean predictive log-density of test labels
+#'
+#' `mean(log p(y_i | x_i, data))` under the Gaussian predictive distribution
+#' of a new observation (latent variance plus `sigma2`; no outlier variance).
+#' For a Yeo-Johnson baseline the density is transformed back to the label
+#' scale (with the Jacobian).
+#'
+#' @param object A [gpr_pursuit()] or [gpr_baseline()] fit.
+#' @param newdata Test inputs.
+#' @param y Test labels.
+#' @return A single number.
+#' @examples
+#' set.seed(1)
+#' s <- sim_friedman(60); t <- sim_friedman(30)
+#' predictive_loglik(gpr_baseline(s$x, s$y), t$x, t$y)
+#' @export
+predictive_loglik <- function(object, newdata, y) {
+  if (inherits(object, "gpr_baseline")) {
+    p <- predict(object, newdata, se.fit = TRUE)
+    if (!is.null(object$lambda)) {
+      z <- yeo_johnson(y, object$lambda)
+      # log dT/dy: (lambda - 1) log(1 + y) for y >= 0, (1 - lambda) log(1 - y) otherwise
+      jac <- (object$lambda - 1) * sign(y) * log1p(abs(y))
+      return(mean(stats::dnorm(z, p$fit_transformed, p$sd, log = TRUE) + jac))
+    }
+  } else if (inherits(object, "gpr_pursuit")) {
+    p <- predict(object, newdata, se.fit = TRUE)
+  } else {
+    abort_input("{.arg object} must be a {.cls gpr_pursuit} or {.cls gpr_baseline} fit.")
+  }
+  mean(stats::dnorm(y, p$fit, p$sd, log = TRUE))
+}
+
+yeo_johnson <- function(y, lambda) {
+  out <- numeric(length(y))
+  pos <- y >= 0
+  out[pos] <- if (abs(lambda) < 1e-8) log1p(y[pos]) else ((y[pos] + 1)^lambda - 1) / lambda
+  out[!pos] <- if (abs(lambda - 2) < 1e-8) -log1p(-y[!pos]) else
+    -((1 - y[!pos])^(2 - lambda) - 1) / (2 - lambda)
+  out
+}
+
+yeo_johnson_inverse <- function(z, lambda) {
+  out <- numeric(length(z))
+  pos <- z >= 0
+  # Beyond the transform's range (lambda z + 1 <= 0 for lambda < 0, or
+  # 1 - (2 - lambda) z <= 0 for lambda > 2) the inverse is clamped to its limit.
+  out[pos] <- if (abs(lambda) < 1e-8) expm1(z[pos]) else
+    pmax(lambda * z[pos] + 1, .Machine$double.eps)^(1 / lambda) - 1
+  out[!pos] <- if (abs(lambda - 2) < 1e-8) -expm1(-z[!pos]) else
+    1 - pmax(1 - (2 - lambda) * z[!pos], .Machine$double.eps)^(1 / (2 - lambda))
+  out
+}
+
+# Maximum profile likelihood of a normal model for the transformed labels.
+yeo_johnson_lambda <- function(y) {
+  n <- length(y)
+  jac <- sum(sign(y) * log1p(abs(y)))
+  prof <- function(l) {
+    z <- yeo_johnson(y, l)
+    -n / 2 * log(mean((z - mean(z))^2)) + (l - 1) * jac
+  }
+  stats::optimize(prof, c(-3, 5), maximum = TRUE)$maximum
+}

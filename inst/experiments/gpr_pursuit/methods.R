@@ -1,0 +1,53 @@
+# Shared by the gpr_pursuit experiment scripts: fit every method on one
+# training set and score it on clean test points.
+suppressPackageStartupMessages(library(noisylabels))
+
+has_gpr_loo <- function() exists("gpr_loo", envir = asNamespace("noisylabels"), inherits = FALSE)
+
+# Returns a data frame: method, rmse, mae, loglik (mean predictive log-density
+# of the clean test labels), seconds, n_flagged, precision, recall.
+fit_all <- function(x, y, xt, yt, is_corrupted, methods = NULL) {
+  methods <- methods %||% c("rrp_backward", "rrp_forward", "standard", "winsorize",
+                            "yeo_johnson", "trimmed", if (has_gpr_loo()) "gpr_loo")
+  out <- list()
+  for (m in methods) {
+    t0 <- proc.time()[["elapsed"]]
+    res <- tryCatch({
+      flagged <- integer()
+      if (m %in% c("rrp_backward", "rrp_forward")) {
+        fit <- suppressWarnings(gpr_pursuit(x, y, direction = sub("rrp_", "", m)))
+        flagged <- fit$support
+        p <- predict(fit, xt, se.fit = TRUE)
+        ll <- predictive_loglik(fit, xt, yt)
+      } else if (m == "gpr_loo") {
+        gl <- get("gpr_loo", envir = asNamespace("noisylabels"))
+        fit <- suppressWarnings(gl(x, y))
+        p <- predict(fit, xt, se.fit = TRUE)
+        if (!is.data.frame(p) && is.list(p)) p <- as.data.frame(p)
+        sdv <- p$sd %||% p$se.fit
+        ll <- mean(stats::dnorm(yt, p$fit, sdv, log = TRUE))
+        li <- label_issues(fit)
+        flagged <- li$row[li$flagged]
+      } else {
+        fit <- suppressWarnings(gpr_baseline(x, y, m))
+        p <- predict(fit, xt, se.fit = TRUE)
+        ll <- predictive_loglik(fit, xt, yt)
+        if (m == "trimmed") flagged <- setdiff(seq_along(y), fit$kept)
+      }
+      data.frame(rmse = sqrt(mean((p$fit - yt)^2)), mae = mean(abs(p$fit - yt)), loglik = ll,
+                 n_flagged = length(flagged),
+                 precision = if (length(flagged)) mean(is_corrupted[flagged]) else NA_real_,
+                 recall = if (any(is_corrupted)) sum(is_corrupted[flagged]) / sum(is_corrupted) else NA_real_)
+    }, error = function(e) {
+      message(m, ": ", conditionMessage(e))
+      data.frame(rmse = NA_real_, mae = NA_real_, loglik = NA_real_, n_flagged = NA_integer_,
+                 precision = NA_real_, recall = NA_real_)
+    })
+    res$method <- m
+    res$seconds <- proc.time()[["elapsed"]] - t0
+    out[[m]] <- res
+  }
+  do.call(rbind, out)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a

@@ -1,0 +1,412 @@
+#include "gpr_pursuit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace noisylabels {
+
+PursuitModel::PursuitModel(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+                           const PursuitOptions& options)
+    : x_(x), y_(y), kernel_(kernel), opt_(options) {
+  if (x.rows() != y.size()) throw std::invalid_argument("gpr_pursuit: x and y differ in length");
+}
+
+VectorXd PursuitModel::base_diagonal(const VectorXd& z) {
+  const int p = n_kernel();
+  kernel_.set_log_par(z.head(p));
+  VectorXd d = kernel_.diag(x_);
+  d.array() += std::exp(z(p + 1));
+  return d;
+}
+
+VectorXd PursuitModel::rho_of(const VectorXd& z, const std::vector<int>& support) {
+  const int p = n_kernel();
+  VectorXd rho = VectorXd::Zero(n());
+  if (support.empty()) return rho;
+  VectorXd d;
+  if (opt_.convex) d = base_diagonal(z);
+  for (std::size_t k = 0; k < support.size(); ++k) {
+    const int i = support[k];
+    const double v = z(p + 2 + static_cast<int>(k));
+    rho(i) = opt_.convex ? d(i) * v / (1.0 - v) : v;
+  }
+  return rho;
+}
+
+double PursuitModel::prior_penalty(const VectorXd& z, VectorXd* grad) const {
+  double pen = 0.0;
+  const int m = static_cast<int>(opt_.prior_sd.size());
+  for (int j = 0; j < m && j < z.size(); ++j) {
+    const double sd = opt_.prior_sd(j);
+    if (!(sd > 0)) continue;
+    const double dz = z(j) - opt_.prior_mu(j);
+    pen += z(j) + dz * dz / (2.0 * sd * sd);
+    if (grad != nullptr) (*grad)(j) += 1.0 + dz / (sd * sd);
+  }
+  return pen;
+}
+
+double PursuitModel::objective(const VectorXd& z, const std::vector<int>& support,
+                               VectorXd* grad) {
+  const int nn = n();
+  const int p = n_kernel();
+  kernel_.set_log_par(z.head(p));
+  const double mean = z(p);
+  const double noise = std::exp(z(p + 1));
+  MatrixXd k = kernel_.gram(x_);
+  k.diagonal().array() += noise;
+  const VectorXd d = k.diagonal();  // [K_0]_ii, the convex scale
+  // c_i = rho_i / d_i = s_i / (1 - s_i) (convex); rho_i directly (canonical).
+  VectorXd c = VectorXd::Zero(nn);
+  for (std::size_t j = 0; j < support.size(); ++j) {
+    const int i = support[j];
+    const double v = z(p + 2 + static_cast<int>(j));
+    if (opt_.convex) {
+      c(i) = v / (1.0 - v);
+      k(i, i) += d(i) * c(i);
+    } else {
+      k(i, i) += v;
+    }
+  }
+  last_z_.resize(0);  // invalid until the factorization succeeds
+  ++factorizations;
+  chol_.compute(std::move(k), opt_.jitter);
+  last_z_ = z;
+  last_support_ = support;
+  const VectorXd r = y_.array() - mean;
+  const VectorXd alpha = chol_.solve(r);
+  const double nll = gaussian_nll(chol_, r, alpha);
+  if (grad != nullptr) {
+    grad->resize(z.size());
+    // W = alpha alpha' - K^{-1};  dNLL/dK = -W / 2 (elementwise, symmetric).
+    MatrixXd w = chol_.inverse();
+    const VectorXd pdiag = w.diagonal();
+    w = alpha * alpha.transpose() - w;
+    // g_rho_i = dNLL/drho_i = (P_ii - alpha_i^2) / 2  (spec §2.2)
+    const VectorXd g_rho = 0.5 * (pdiag.array() - alpha.array().square()).matrix();
+    VectorXd g_theta = -kernel_.gradient(x_, w);
+    double g_noise = 0.0;  // d/d log sigma2
+    if (opt_.convex && !support.empty()) {
+      // rho_i = c_i d_i depends on theta through k(x_i, x_i) and on sigma2.
+      const MatrixXd dg = kernel_.diag_gradient(x_);
+      VectorXd wgt = VectorXd::Zero(nn);
+      for (int i : support) wgt(i) = g_rho(i) * c(i);
+      g_theta += dg.transpose() * wgt;
+      g_noise = noise * (g_rho.sum() + wgt.sum());
+    } else {
+      g_noise = noise * g_rho.sum();
+    }
+    grad->head(p) = g_theta;
+    (*grad)(p) = -alpha.sum();
+    (*grad)(p + 1) = g_noise;
+    for (std::size_t j = 0; j < support.size(); ++j) {
+      const int i = support[j];
+      const double v = z(p + 2 + static_cast<int>(j));
+      // convex: drho/ds = d_i / (1 - s)^2
+      (*grad)(p + 2 + static_cast<int>(j)) =
+          opt_.convex ? g_rho(i) * d(i) / ((1.0 - v) * (1.0 - v)) : g_rho(i);
+    }
+  }
+  last_penalty = prior_penalty(z, grad);
+  if (grad != nullptr) *grad /= static_cast<double>(nn);
+  return (nll + last_penalty) / static_cast<double>(nn);
+}
+
+void PursuitModel::ensure_factor(const VectorXd& z, const std::vector<int>& support,
+                                 bool reuse) {
+  if (reuse && last_z_.size() == z.size() && last_z_ == z && last_support_ == support) return;
+  objective(z, support, nullptr);
+}
+
+double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps) {
+  if (support.empty() || sweeps <= 0) return 0.0;
+  const int p = n_kernel();
+  ensure_factor(z, support, true);
+  MatrixXd pinv = chol_.inverse();
+  const VectorXd r = y_.array() - z(p);
+  VectorXd alpha = pinv * r;
+  const VectorXd d = base_diagonal(z);
+  VectorXd rho = rho_of(z, support);
+  double decrease = 0.0;
+  VectorXd u(n());
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
+    double sweep_decrease = 0.0;
+    for (std::size_t j = 0; j < support.size(); ++j) {
+      const int i = support[j];
+      const double pii = pinv(i, i);
+      const double e = alpha(i) / pii;            // LOO residual, independent of rho_i
+      const double v = 1.0 / pii - rho(i);        // LOO variance without rho_i
+      const double cap = opt_.convex ? d(i) * opt_.s_max / (1.0 - opt_.s_max) : opt_.rho_max;
+      const double target = std::min(cap, std::max(0.0, e * e - v));
+      const double delta = target - rho(i);
+      if (std::abs(delta) <= 1e-12 * (d(i) + rho(i))) continue;
+      // NLL change: 1/2 log((v + rho')/(v + rho)) + e^2/2 (1/(v + rho') - 1/(v + rho))
+      const double old_total = v + rho(i), new_total = v + target;
+      sweep_decrease -= 0.5 * std::log(new_total / old_total) +
+                        0.5 * e * e * (1.0 / new_total - 1.0 / old_total);
+      // K + delta e_i e_i': P <- P - c u u', c = delta / (1 + delta P_ii)
+      const double c = delta / (1.0 + delta * pii);
+      u = pinv.col(i);
+      pinv.noalias() -= c * u * u.transpose();
+      alpha -= (c * alpha(i)) * u;
+      rho(i) = target;
+      z(p + 2 + static_cast<int>(j)) = opt_.convex ? target / (d(i) + target) : target;
+      ++rank_one_updates;
+    }
+    decrease += sweep_decrease;
+    if (sweep_decrease <= 1e-12 * n()) break;
+  }
+  last_z_.resize(0);  // the kept factor no longer matches z
+  return decrease / static_cast<double>(n());
+}
+
+VectorXd lemma1_optimal_rho(const Cholesky& chol, const VectorXd& r, const VectorXd& rho) {
+  const LooQuantities q = loo_quantities(chol, r);
+  // 1/P_ii = v_i + rho_i and e_i = alpha_i / P_ii does not depend on rho_i.
+  VectorXd out(r.size());
+  for (int i = 0; i < r.size(); ++i) {
+    const double e = q.residual(i);
+    const double v = q.variance(i) - rho(i);
+    out(i) = std::max(0.0, e * e - v);
+  }
+  return out;
+}
+
+namespace {
+
+struct Dense {
+  VectorXd log_par;
+  double mean;
+  double log_noise;
+};
+
+VectorXd pack(const Dense& dense, const VectorXd& value, const std::vector<int>& support) {
+  const int p = static_cast<int>(dense.log_par.size());
+  VectorXd z(p + 2 + static_cast<int>(support.size()));
+  z.head(p) = dense.log_par;
+  z(p) = dense.mean;
+  z(p + 1) = dense.log_noise;
+  for (std::size_t j = 0; j < support.size(); ++j) z(p + 2 + static_cast<int>(j)) = value(support[j]);
+  return z;
+}
+
+void unpack(const VectorXd& z, const std::vector<int>& support, Dense& dense, VectorXd& value) {
+  const int p = static_cast<int>(dense.log_par.size());
+  dense.log_par = z.head(p);
+  dense.mean = z(p);
+  dense.log_noise = z(p + 1);
+  value.setZero();
+  for (std::size_t j = 0; j < support.size(); ++j) value(support[j]) = z(p + 2 + static_cast<int>(j));
+}
+
+}  // namespace
+
+PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel kernel,
+                                const VectorXd& log_par0, double mean0, double log_noise0,
+                                const PursuitBounds& bounds, const PursuitOptions& opt,
+                                Monitor& monitor) {
+  const int n = static_cast<int>(y.size());
+  const int p = kernel.n_par();
+  if (log_par0.size() != p || bounds.kernel_lower.size() != p || bounds.kernel_upper.size() != p) {
+    throw std::invalid_argument("gpr_pursuit: kernel parameter length mismatch");
+  }
+  kernel.set_log_par(log_par0);
+  PursuitModel model(x, y, kernel, opt);
+  PursuitResult out;
+  const double vmax = opt.convex ? opt.s_max : opt.rho_max;
+
+  std::vector<int> levels;
+  for (int k : opt.levels) {
+    if (k < 0 || k > n) throw std::invalid_argument("gpr_pursuit: support size outside [0, n]");
+    levels.push_back(k);
+  }
+  std::sort(levels.begin(), levels.end());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+
+  Dense dense{log_par0, mean0, log_noise0};
+  VectorXd value = VectorXd::Zero(n);
+  std::vector<int> support;
+  if (opt.backward) {
+    support.resize(n);
+    std::iota(support.begin(), support.end(), 0);
+    std::reverse(levels.begin(), levels.end());
+    levels.erase(std::remove_if(levels.begin(), levels.end(), [n](int k) { return k >= n; }),
+                 levels.end());
+  } else {
+    levels.erase(std::remove_if(levels.begin(), levels.end(), [](int k) { return k <= 0; }),
+                 levels.end());
+  }
+
+  auto fit = [&]() {
+    const int m = static_cast<int>(support.size());
+    VectorXd lo(p + 2 + m), hi(p + 2 + m);
+    lo.head(p) = bounds.kernel_lower;
+    hi.head(p) = bounds.kernel_upper;
+    lo(p) = bounds.mean_lower;
+    hi(p) = bounds.mean_upper;
+    lo(p + 1) = bounds.log_noise_lower;
+    hi(p + 1) = bounds.log_noise_upper;
+    lo.tail(m).setZero();
+    hi.tail(m).setConstant(vmax);
+    VectorXd z0 = pack(dense, value, support).cwiseMax(lo).cwiseMin(hi);
+    Objective f = [&](const VectorXd& z, VectorXd& g) { return model.objective(z, support, &g); };
+    BoxResult res;
+    bool block_converged = false;
+    int block_iterations = 0, block_evaluations = 0;
+    std::vector<double> block_trace;
+    if (opt.coordinate_steps && m > 0 && m >= opt.block_fraction * n) {
+      // Block-coordinate descent: dense parameters by L-BFGS with s pinned,
+      // then exact Lemma-1 coordinate sweeps over rho_S.
+      VectorXd lo_d = lo, hi_d = hi;
+      double f_prev = std::numeric_limits<double>::infinity();
+      for (int outer = 0; outer < opt.max_outer; ++outer) {
+        monitor.check();
+        lo_d.tail(m) = z0.tail(m);
+        hi_d.tail(m) = z0.tail(m);
+        BoxOptions inner = opt.box;
+        inner.max_iter = opt.inner_iter;
+        BoxResult dres = minimize_box(f, z0, lo_d, hi_d, inner, monitor);
+        block_iterations += dres.iterations;
+        block_evaluations += dres.evaluations;
+        z0 = dres.x;
+        const double dec = model.coordinate_sweeps(z0, support, opt.sweeps);
+        const double f_now = dres.value - dec;
+        block_trace.push_back(f_now);
+        const double scale = std::max(std::abs(f_now), 1.0);
+        if (f_prev - f_now <= opt.box.ftol * 10 * scale || dec <= opt.box.ftol * scale) {
+          block_converged = dres.converged;
+          break;
+        }
+        f_prev = f_now;
+      }
+      BoxOptions polish = opt.box;
+      polish.max_iter = opt.polish_iter;
+      res = minimize_box(f, z0, lo, hi, polish, monitor);
+      res.converged = res.converged || block_converged;
+      res.iterations += block_iterations;
+      res.evaluations += block_evaluations;
+      block_trace.insert(block_trace.end(), res.trace.begin(), res.trace.end());
+      res.trace = block_trace;
+    } else {
+      res = minimize_box(f, z0, lo, hi, opt.box, monitor);
+    }
+    unpack(res.x, support, dense, value);
+    // The evidence of this model: reuse the factor of the last evaluation if it
+    // is at the optimum (BoTorch recomputes it: one more factorization).
+    model.ensure_factor(res.x, support, opt.reuse_factor);
+    PursuitStep step;
+    step.support = support;
+    step.value = value;
+    step.rho = model.rho_of(res.x, support);
+    step.log_par = dense.log_par;
+    step.mean = dense.mean;
+    step.log_noise = dense.log_noise;
+    step.penalty = model.prior_penalty(res.x, nullptr);
+    step.nll = res.value * n - step.penalty;
+    step.iterations = res.iterations;
+    step.evaluations = res.evaluations;
+    step.converged = res.converged;
+    step.message = res.message;
+    step.trace = res.trace;
+    out.steps.push_back(step);
+    monitor.progress(static_cast<int>(out.steps.size()), static_cast<int>(levels.size()) + 1);
+    return res.x;
+  };
+
+  if (opt.reset_rho) value.setZero();
+  VectorXd z = fit();
+  for (int level : levels) {
+    monitor.check();
+    if (opt.backward) {
+      // Contract: drop the |S| - level points with the smallest s (or rho);
+      // ties (typically s = 0) are broken by index.
+      const int drop = static_cast<int>(support.size()) - level;
+      if (drop <= 0) continue;
+      std::vector<int> order = support;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return value(a) < value(b); });
+      std::vector<char> keep(n, 0);
+      for (std::size_t j = drop; j < order.size(); ++j) keep[order[j]] = 1;
+      std::vector<int> next;
+      for (int i : support) {
+        if (keep[i]) next.push_back(i); else value(i) = 0.0;
+      }
+      support = next;
+    } else {
+      const int add = level - static_cast<int>(support.size());
+      if (add <= 0) continue;
+      // Score inactive points by Lemma 1 from the factor at the current fit.
+      model.ensure_factor(z, support, opt.reuse_factor);
+      const VectorXd rho = model.rho_of(z, support);
+      const VectorXd r = y.array() - dense.mean;
+      VectorXd crit = lemma1_optimal_rho(model.last_factor(), r, rho);
+      std::vector<char> active(n, 0);
+      for (int i : support) active[i] = 1;
+      std::vector<int> cand;
+      for (int i = 0; i < n; ++i)
+        if (!active[i] && crit(i) > 0) cand.push_back(i);
+      std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) { return crit(a) > crit(b); });
+      if (cand.empty()) {
+        out.stopped_early = true;
+        break;
+      }
+      if (static_cast<int>(cand.size()) > add) cand.resize(add);
+      if (opt.coordinate_steps && !opt.reset_rho) {
+        // Lemma-1 coordinate steps, one entering point at a time, each followed
+        // by an O(n^2) update of the factor (K changes by delta e_i e_i').
+        Cholesky chol = model.last_factor();
+        const VectorXd d = model.base_diagonal(z);
+        VectorXd rho_now = rho;
+        for (int i : cand) {
+          const VectorXd alpha = chol.solve(r);
+          VectorXd unit = VectorXd::Zero(n);
+          unit(i) = 1.0;
+          const double pii = chol.solve_lower(unit).squaredNorm();
+          const double e = alpha(i) / pii;
+          double target = std::max(0.0, e * e - 1.0 / pii + rho_now(i));
+          const double cap = opt.convex ? d(i) * opt.s_max / (1.0 - opt.s_max) : opt.rho_max;
+          target = std::min(target, cap);
+          const double delta = target - rho_now(i);
+          try {
+            chol.diagonal_update(i, delta);
+            ++model.rank_one_updates;
+          } catch (const NumericalError&) {
+            continue;  // leave this point at rho = 0; the joint fit moves it
+          }
+          rho_now(i) = target;
+          value(i) = opt.convex ? target / (d(i) + target) : target;
+        }
+      }
+      for (int i : cand) support.push_back(i);
+    }
+    if (opt.reset_rho) value.setZero();
+    z = fit();
+  }
+  out.factorizations = model.factorizations;
+  out.rank_one_updates = model.rank_one_updates;
+  return out;
+}
+
+PursuitPrediction pursuit_predict(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+                                  double mean, double noise, const VectorXd& rho,
+                                  const MatrixXd& xnew, const JitterPolicy& jitter) {
+  MatrixXd k = kernel.gram(x);
+  k.diagonal().array() += noise;
+  k.diagonal() += rho;
+  Cholesky chol(std::move(k), jitter);
+  const VectorXd r = y.array() - mean;
+  const VectorXd alpha = chol.solve(r);
+  const MatrixXd ks = kernel.cross(x, xnew);  // n x m
+  PursuitPrediction out;
+  out.mean = (ks.transpose() * alpha).array() + mean;
+  // L^{-1} K_*: its columns' squared norms are the variance explained by the data.
+  const MatrixXd v = chol.factor().triangularView<Eigen::Lower>().solve(ks);
+  out.variance = kernel.diag(xnew) - v.colwise().squaredNorm().transpose();
+  out.variance = out.variance.cwiseMax(0.0);
+  return out;
+}
+
+}  // namespace noisylabels

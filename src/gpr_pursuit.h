@@ -1,0 +1,156 @@
+// Robust GP regression by relevance pursuit (Ament et al., NeurIPS 2024;
+// specs/gpr_pursuit.md). Plain C++17 + Eigen core: no R headers.
+//
+// Model (spec §1.1): y ~ N(m 1, K), K = K_f(theta) + sigma2 I + diag(rho),
+// rho_i > 0 only on the support S (the "outliers").
+// Parameterisations of rho on S (spec §2.1):
+//   convex:    rho_i = d_i s_i / (1 - s_i), d_i = [K_0]_ii = k(x_i, x_i) + sigma2,
+//              s_i in [0, s_max] (default s_max = 1 - 1e-3); d_i is not held
+//              fixed, so gradients flow from rho into theta and sigma2;
+//   canonical: rho_i itself, in [0, rho_max].
+// The optimisation variables are packed as
+//   z = [kernel log-parameters (p), mean m, log sigma2, value_i for i in S].
+// The objective is the per-datum negative log marginal likelihood NLL / n
+// (as GPyTorch's ExactMarginalLogLikelihood, without hyperparameter priors).
+#pragma once
+#include <Eigen/Dense>
+#include <vector>
+
+#include "kernels.h"
+#include "linalg.h"
+#include "monitor.h"
+#include "optimize.h"
+
+namespace noisylabels {
+
+struct PursuitOptions {
+  bool backward = true;          // backward (BoTorch default) or forward pursuit
+  bool convex = true;            // convex (s) or canonical (rho) parameterisation
+  double s_max = 1.0 - 1e-3;     // upper bound of s (convex)
+  double rho_max = 1e6;          // upper bound of rho (canonical)
+  std::vector<int> levels;       // support sizes to visit (any order; sorted inside)
+  // Speed-ups over the BoTorch pipeline (spec §8), each switchable so the
+  // reference pipeline runs on the same core:
+  bool reset_rho = false;        // TRUE: set every support value to 0 before each fit
+  bool coordinate_steps = true;  // Lemma-1 coordinate steps with rank-one updates
+  bool reuse_factor = true;      // reuse the last factor for scoring and evidence
+  // Block-coordinate fit (fast pipeline, when coordinate_steps): alternate an
+  // L-BFGS step over the dense parameters (s held fixed) with Lemma-1
+  // coordinate sweeps over rho_S (exact 1-D maximisers, Sherman-Morrison
+  // updates of K^{-1}); then a joint L-BFGS polish of at most polish_iter
+  // iterations.
+  int max_outer = 30;
+  int sweeps = 3;
+  int polish_iter = 30;
+  int inner_iter = 10;   // L-BFGS iterations per dense block step
+  // Block-coordinate fit only for supports of at least this fraction of n
+  // (joint L-BFGS crawls there; on small supports it is faster).
+  double block_fraction = 0.25;
+  BoxOptions box;
+  JitterPolicy jitter;
+  // Optional log-normal priors on the dense parameters (MAP, as GPyTorch):
+  // for entry j of [kernel log-parameters, mean, log sigma2] with
+  // prior_sd(j) > 0, the natural-scale value exp(z_j) ~ LogNormal(prior_mu(j),
+  // prior_sd(j)) adds z_j + (z_j - mu_j)^2 / (2 sd_j^2) to the NLL. Empty = none.
+  VectorXd prior_mu, prior_sd;
+};
+
+// Bounds of the "dense" parameters (log scale for kernel and noise).
+struct PursuitBounds {
+  VectorXd kernel_lower, kernel_upper;  // equal entries = fixed
+  double mean_lower = -10, mean_upper = 10;
+  double log_noise_lower = std::log(1e-4), log_noise_upper = std::log(10.0);
+};
+
+// One fitted model of the pursuit trace.
+struct PursuitStep {
+  std::vector<int> support;     // indices (0-based) with a free rho, in entry order
+  VectorXd value;               // length n: s_i (convex) or rho_i (canonical), 0 off S
+  VectorXd rho;                 // length n: added variance rho_i
+  VectorXd log_par;             // kernel log-parameters
+  double mean = 0, log_noise = 0;
+  double nll = 0;               // total NLL (not per datum), without priors
+  double penalty = 0;           // -log prior of the hyperparameters (0 without priors)
+  int iterations = 0, evaluations = 0;
+  bool converged = false;
+  std::string message;
+  std::vector<double> trace;    // per-datum objective per L-BFGS iteration
+};
+
+struct PursuitResult {
+  std::vector<PursuitStep> steps;   // in visiting order
+  long factorizations = 0;          // dense Cholesky factorizations of n x n matrices
+  long rank_one_updates = 0;        // O(n^2) factor updates (Lemma-1 steps)
+  bool stopped_early = false;       // forward: no inactive point had rho* > 0
+};
+
+// The extended GP model with a fixed data set; evaluates the packed objective.
+class PursuitModel {
+ public:
+  PursuitModel(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+               const PursuitOptions& options);
+
+  int n() const { return static_cast<int>(y_.size()); }
+  int n_kernel() const { return kernel_.n_par(); }
+
+  // NLL/n at z for the support S; fills grad (same length as z) if non-null.
+  // Keeps the factor of K at z (see last_factor()). Counts factorizations.
+  double objective(const VectorXd& z, const std::vector<int>& support, VectorXd* grad);
+
+  // rho vector (length n) implied by z and S.
+  VectorXd rho_of(const VectorXd& z, const std::vector<int>& support);
+  // Diagonal of K_0 = K_f + sigma2 I at the dense parameters of z.
+  VectorXd base_diagonal(const VectorXd& z);
+
+  const Cholesky& last_factor() const { return chol_; }
+  const VectorXd& last_point() const { return last_z_; }
+  long factorizations = 0;
+  long rank_one_updates = 0;
+  double last_penalty = 0;  // -log prior at the last objective() call
+
+  // -log prior of the dense parameters and its gradient (added into grad).
+  double prior_penalty(const VectorXd& z, VectorXd* grad) const;
+
+  // Factor K at z (counted) unless the kept factor already is at z.
+  void ensure_factor(const VectorXd& z, const std::vector<int>& support, bool reuse);
+
+  // Lemma-1 coordinate sweeps over the support at fixed dense parameters:
+  // rho_i <- min(cap_i, max(0, e_i^2 - 1/P_ii + rho_i)) one point at a time,
+  // with P = K^{-1} and alpha = P r updated by Sherman-Morrison (O(n^2) each).
+  // Writes the new values into z; returns the decrease of NLL / n.
+  double coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps);
+
+  const VectorXd& y() const { return y_; }
+  const PursuitOptions& options() const { return opt_; }
+
+ private:
+  const MatrixXd& x_;
+  VectorXd y_;
+  Kernel kernel_;
+  PursuitOptions opt_;
+  Cholesky chol_;
+  VectorXd last_z_;
+  std::vector<int> last_support_;
+};
+
+// Lemma 1 (spec §1.2) from one factor of the current K: for every point,
+// rho_i* = max(0, e_i^2 - v_i) with e_i the LOO residual and v_i the LOO
+// variance *without* rho_i (1/P_ii = v_i + rho_i), computed with r = y - m.
+VectorXd lemma1_optimal_rho(const Cholesky& chol, const VectorXd& r, const VectorXd& rho);
+
+// Relevance pursuit (spec §3): the trace of fitted models over the levels.
+PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel kernel,
+                                const VectorXd& log_par0, double mean0, double log_noise0,
+                                const PursuitBounds& bounds, const PursuitOptions& options,
+                                Monitor& monitor);
+
+// Exact-GP posterior of the latent function at xnew (rho only on training points).
+struct PursuitPrediction {
+  VectorXd mean;
+  VectorXd variance;  // latent variance (no noise)
+};
+PursuitPrediction pursuit_predict(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+                                  double mean, double noise, const VectorXd& rho,
+                                  const MatrixXd& xnew, const JitterPolicy& jitter);
+
+}  // namespace noisylabels

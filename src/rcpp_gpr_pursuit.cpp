@@ -1,0 +1,122 @@
+// Glue: relevance pursuit (src/gpr_pursuit.*) for R/gpr_pursuit.R.
+#include "noisylabels_types.h"
+#include "rcpp_common.h"
+#include "rcpp_monitor.h"
+#include "gpr_pursuit.h"
+
+using namespace noisylabels;
+
+namespace {
+
+PursuitOptions options_from_list(const Rcpp::List& ctl) {
+  PursuitOptions o;
+  o.backward = Rcpp::as<bool>(ctl["backward"]);
+  o.convex = Rcpp::as<bool>(ctl["convex"]);
+  o.s_max = Rcpp::as<double>(ctl["s_max"]);
+  o.rho_max = Rcpp::as<double>(ctl["rho_max"]);
+  o.levels = Rcpp::as<std::vector<int>>(ctl["levels"]);
+  o.reset_rho = Rcpp::as<bool>(ctl["reset_rho"]);
+  o.coordinate_steps = Rcpp::as<bool>(ctl["coordinate_steps"]);
+  o.reuse_factor = Rcpp::as<bool>(ctl["reuse_factor"]);
+  o.max_outer = Rcpp::as<int>(ctl["max_outer"]);
+  o.sweeps = Rcpp::as<int>(ctl["sweeps"]);
+  o.polish_iter = Rcpp::as<int>(ctl["polish_iter"]);
+  o.block_fraction = Rcpp::as<double>(ctl["block_fraction"]);
+  o.inner_iter = Rcpp::as<int>(ctl["inner_iter"]);
+  o.box.max_iter = Rcpp::as<int>(ctl["max_iter"]);
+  o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
+  o.box.ftol = Rcpp::as<double>(ctl["ftol"]);
+  o.jitter.backend = backend_from_string(Rcpp::as<std::string>(ctl["backend"]));
+  if (ctl.containsElementNamed("prior_mu") && !Rf_isNull(ctl["prior_mu"])) {
+    o.prior_mu = Rcpp::as<Eigen::VectorXd>(ctl["prior_mu"]);
+    o.prior_sd = Rcpp::as<Eigen::VectorXd>(ctl["prior_sd"]);
+  }
+  return o;
+}
+
+Rcpp::List step_to_list(const PursuitStep& s) {
+  Rcpp::IntegerVector support(s.support.size());
+  for (std::size_t j = 0; j < s.support.size(); ++j) support[j] = s.support[j] + 1;
+  return Rcpp::List::create(
+      Rcpp::Named("support") = support, Rcpp::Named("value") = s.value,
+      Rcpp::Named("rho") = s.rho, Rcpp::Named("log_par") = s.log_par,
+      Rcpp::Named("mean") = s.mean, Rcpp::Named("log_noise") = s.log_noise,
+      Rcpp::Named("nll") = s.nll, Rcpp::Named("penalty") = s.penalty,
+      Rcpp::Named("iterations") = s.iterations,
+      Rcpp::Named("evaluations") = s.evaluations, Rcpp::Named("converged") = s.converged,
+      Rcpp::Named("message") = s.message, Rcpp::Named("trace") = Rcpp::wrap(s.trace));
+}
+
+}  // namespace
+
+// [[Rcpp::export(.gpr_pursuit_fit)]]
+Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
+                               const MapVec kernel_lower, const MapVec kernel_upper,
+                               double mean0, double log_noise0, Rcpp::NumericVector mean_bounds,
+                               Rcpp::NumericVector log_noise_bounds, Rcpp::List control) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd yv = y;
+  Kernel kernel = kernel_from_list(spec);
+  PursuitBounds b;
+  b.kernel_lower = kernel_lower;
+  b.kernel_upper = kernel_upper;
+  b.mean_lower = mean_bounds[0];
+  b.mean_upper = mean_bounds[1];
+  b.log_noise_lower = log_noise_bounds[0];
+  b.log_noise_upper = log_noise_bounds[1];
+  const PursuitOptions opt = options_from_list(control);
+  RMonitor monitor;
+  PursuitResult res = relevance_pursuit(xm, yv, kernel, kernel.log_par(), mean0, log_noise0, b,
+                                        opt, monitor);
+  Rcpp::List steps(res.steps.size());
+  for (std::size_t t = 0; t < res.steps.size(); ++t) steps[t] = step_to_list(res.steps[t]);
+  return Rcpp::List::create(Rcpp::Named("steps") = steps,
+                            Rcpp::Named("factorizations") = static_cast<double>(res.factorizations),
+                            Rcpp::Named("rank_one_updates") = static_cast<double>(res.rank_one_updates),
+                            Rcpp::Named("stopped_early") = res.stopped_early);
+}
+
+// Packed objective NLL/n and its gradient (tests; spec §2.2).
+// [[Rcpp::export(.gpr_pursuit_objective)]]
+Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
+                                     const MapVec z, Rcpp::IntegerVector support, bool convex,
+                                     Rcpp::Nullable<Rcpp::NumericVector> prior_mu = R_NilValue,
+                                     Rcpp::Nullable<Rcpp::NumericVector> prior_sd = R_NilValue) {
+  const Eigen::MatrixXd xm = x;
+  PursuitOptions opt;
+  opt.convex = convex;
+  if (prior_mu.isNotNull()) {
+    opt.prior_mu = Rcpp::as<Eigen::VectorXd>(prior_mu.get());
+    opt.prior_sd = Rcpp::as<Eigen::VectorXd>(prior_sd.get());
+  }
+  PursuitModel model(xm, y, kernel_from_list(spec), opt);
+  std::vector<int> s;
+  for (int i : support) s.push_back(i - 1);
+  Eigen::VectorXd g(z.size());
+  const double v = model.objective(z, s, &g);
+  return Rcpp::List::create(Rcpp::Named("value") = v, Rcpp::Named("gradient") = g,
+                            Rcpp::Named("rho") = model.rho_of(z, s));
+}
+
+// Lemma 1's rho_i* for every point from one factor of K = K_f + sigma2 I + diag(rho).
+// [[Rcpp::export(.gpr_pursuit_lemma1)]]
+Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
+                                       double mean, double noise, const MapVec rho) {
+  Kernel kernel = kernel_from_list(spec);
+  Eigen::MatrixXd k = kernel.gram(x);
+  k.diagonal().array() += noise;
+  k.diagonal() += rho;
+  Cholesky chol(k);
+  const Eigen::VectorXd r = y.array() - mean;
+  return lemma1_optimal_rho(chol, r, rho);
+}
+
+// [[Rcpp::export(.gpr_pursuit_predict)]]
+Rcpp::List gpr_pursuit_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean,
+                                   double noise, const MapVec rho, const MapMat xnew,
+                                   std::string backend) {
+  JitterPolicy jitter;
+  jitter.backend = backend_from_string(backend);
+  PursuitPrediction p = pursuit_predict(x, y, kernel_from_list(spec), mean, noise, rho, xnew, jitter);
+  return Rcpp::List::create(Rcpp::Named("mean") = p.mean, Rcpp::Named("variance") = p.variance);
+}
