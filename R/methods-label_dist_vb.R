@@ -279,16 +279,16 @@ autoplot.label_dist_vb <- function(object, type = c("elbo", "confusion"), ...) {
   type <- match.arg(type)
   if (type == "elbo") {
     df <- data.frame(iteration = seq_along(object$elbo_trace) - 1L, elbo = object$elbo_trace)
-    ggplot2::ggplot(df, ggplot2::aes(ggplot2::.data$iteration, ggplot2::.data$elbo)) +
+    ggplot2::ggplot(df, ggplot2::aes(.data$iteration, .data$elbo)) +
       ggplot2::geom_line() + ggplot2::geom_point(size = 0.8) +
       ggplot2::labs(x = "iteration", y = "ELBO", title = "Evidence lower bound")
   } else {
     df <- tidy(object, matrix = "C")
     df$true <- factor(df$true, levels = rev(object$classes))
     df$noisy <- factor(df$noisy, levels = object$classes)
-    ggplot2::ggplot(df, ggplot2::aes(ggplot2::.data$noisy, ggplot2::.data$true, fill = ggplot2::.data$estimate)) +
+    ggplot2::ggplot(df, ggplot2::aes(.data$noisy, .data$true, fill = .data$estimate)) +
       ggplot2::geom_tile() +
-      ggplot2::geom_text(ggplot2::aes(label = sprintf("%.2f", ggplot2::.data$estimate))) +
+      ggplot2::geom_text(ggplot2::aes(label = sprintf("%.2f", .data$estimate))) +
       ggplot2::scale_fill_gradient(low = "white", high = "steelblue", limits = c(0, 1)) +
       ggplot2::labs(x = "noisy label", y = "true class", fill = "C", title = "Confusion matrix")
   }

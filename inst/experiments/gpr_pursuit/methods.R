@@ -7,6 +7,8 @@ has_gpr_loo <- function() exists("gpr_loo", envir = asNamespace("noisylabels"), 
 # Returns a data frame: method, rmse, mae, loglik (mean predictive log-density
 # of the clean test labels), seconds, n_flagged, precision, recall.
 fit_all <- function(x, y, xt, yt, is_corrupted, methods = NULL) {
+  env <- Sys.getenv("EXP_METHODS")  # e.g. EXP_METHODS=gpr_loo to rerun one method
+  if (is.null(methods) && nzchar(env)) methods <- strsplit(env, ",")[[1]]
   methods <- methods %||% c("rrp_backward", "rrp_forward", "standard", "winsorize",
                             "yeo_johnson", "trimmed", if (has_gpr_loo()) "gpr_loo")
   out <- list()
@@ -24,7 +26,7 @@ fit_all <- function(x, y, xt, yt, is_corrupted, methods = NULL) {
         fit <- suppressWarnings(gl(x, y))
         p <- predict(fit, xt, se.fit = TRUE)
         if (!is.data.frame(p) && is.list(p)) p <- as.data.frame(p)
-        sdv <- p$sd %||% p$se.fit
+        sdv <- p$se.obs %||% p$se.fit  # predictive sd of a new observation
         ll <- mean(stats::dnorm(yt, p$fit, sdv, log = TRUE))
         li <- label_issues(fit)
         flagged <- li$row[li$flagged]
