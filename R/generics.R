@@ -32,11 +32,16 @@ label_issues.default <- function(object, ...) {
   abort_input("{.fn label_issues} has no method for objects of class {.cls {class(object)}}.")
 }
 
-# Build the label_issues() data frame in the shared format.
-new_label_issues <- function(row, score, flagged, ...) {
+# Build the label_issues() data frame in the shared format. The formals are
+# dot-prefixed so that method-specific columns passed through `...` (say `s`)
+# can never partially match them.
+new_label_issues <- function(.row, .score, .flagged, ...) {
   extra <- list(...)
-  out <- data.frame(row = as.integer(row), score = as.numeric(score),
-                    flagged = as.logical(flagged), stringsAsFactors = FALSE)
+  if (length(extra) && (is.null(names(extra)) || any(names(extra) == ""))) {
+    stop("new_label_issues(): extra columns must be named")
+  }
+  out <- data.frame(row = as.integer(.row), score = as.numeric(.score),
+                    flagged = as.logical(.flagged), stringsAsFactors = FALSE)
   for (nm in names(extra)) out[[nm]] <- extra[[nm]]
   out <- out[order(-out$score, out$row), , drop = FALSE]
   rownames(out) <- NULL

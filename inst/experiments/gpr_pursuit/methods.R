@@ -23,7 +23,7 @@ fit_all <- function(x, y, xt, yt, is_corrupted, methods = NULL) {
         ll <- predictive_loglik(fit, xt, yt)
       } else if (m == "gpr_loo") {
         gl <- get("gpr_loo", envir = asNamespace("noisylabels"))
-        fit <- suppressWarnings(gl(x, y))
+        fit <- suppressWarnings(gl(x, y, kernel = gp_kernel("rbf", ard = TRUE)))  # same kernel family as gpr_pursuit
         p <- predict(fit, xt, se.fit = TRUE)
         if (!is.data.frame(p) && is.list(p)) p <- as.data.frame(p)
         sdv <- p$se.obs %||% p$se.fit  # predictive sd of a new observation

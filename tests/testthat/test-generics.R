@@ -1,0 +1,41 @@
+test_that("new_label_issues keeps the score even when a column is named like a formal", {
+  li <- noisylabels:::new_label_issues(1:4, c(0.1, 0.9, 0.5, 0.2), c(FALSE, TRUE, TRUE, FALSE),
+                                       s = c(9, 8, 7, 6), r = letters[1:4])
+  expect_equal(li$row, c(2L, 3L, 4L, 1L))
+  expect_equal(li$score, c(0.9, 0.5, 0.2, 0.1))
+  expect_equal(li$s, c(8, 7, 6, 9))
+  expect_equal(li$flagged, c(TRUE, TRUE, FALSE, FALSE))
+  expect_error(noisylabels:::new_label_issues(1:2, 1:2, c(TRUE, FALSE), 3:4), "named")
+})
+
+test_that("generics give classed errors for objects they do not know", {
+  expect_error(noise_scores(lm(dist ~ speed, cars)), class = "noisylabels_error_input")
+  expect_error(label_issues(1:3), class = "noisylabels_error_input")
+})
+
+test_that("detection_metrics matches a brute-force AUC and reads precision at recall off the ranking", {
+  set.seed(1)
+  sc <- runif(30); truth <- sc + rnorm(30, sd = 0.3) > 0.6
+  pairs <- outer(sc[truth], sc[!truth], ">") + 0.5 * outer(sc[truth], sc[!truth], "==")
+  dm <- detection_metrics(sc, truth)
+  expect_equal(dm$auc, mean(pairs))
+  o <- order(-sc); k <- which(cumsum(truth[o]) >= 0.7 * sum(truth))[1]
+  expect_equal(dm$precision_at_70, mean(truth[o][1:k]))
+  expect_equal(detection_metrics(sc, which(truth))$auc, dm$auc)
+  expect_equal(detection_metrics(1:3, c(TRUE, FALSE, FALSE), inferred = 1:3, actual = 1:3)$r_squared, 1)
+})
+
+test_that("corrupt_labels corrupts exactly round(rate * n) labels of the documented kind", {
+  set.seed(2)
+  y <- rnorm(50)
+  cl <- corrupt_labels(y, rate = 0.3, level = 2)
+  expect_length(cl$corrupted, 15)
+  expect_equal(which(cl$y != y), cl$corrupted)
+  expect_equal(cl$y - y, cl$noise)
+  f <- factor(sample(c("a", "b", "c"), 40, TRUE))
+  cf <- corrupt_labels(f, rate = 0.25)
+  expect_equal(which(cf$y != f), cf$corrupted)
+  expect_equal(levels(cf$y), levels(f))
+  expect_equal(corrupt_labels(c(-1, 1, 1, -1), rate = 1, type = "flip")$y, c(1, -1, -1, 1))
+  expect_error(corrupt_labels(y, rate = 1.5), class = "noisylabels_error_input")
+})
