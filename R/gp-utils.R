@@ -1,27 +1,33 @@
 # Helpers shared by the GP model classes.
 
-# Design matrix for newdata, for fits made by a formula (terms/xlevels stored)
-# or by a matrix (same columns).
-gp_newdata_matrix <- function(object, newdata, call = parent.frame()) {
-  if (is.null(newdata)) return(object$x)
+# Design matrix for new data, shared by every model's predict(): fits made by
+# a formula store `terms` (response deleted or not) and `xlevels`; fits made
+# by a matrix get the same checks. `n_col` is the number of input columns the
+# model was fitted on; `drop_intercept` follows what the fit's formula method
+# did with the model matrix.
+newdata_design <- function(object, newdata, n_col, drop_intercept = TRUE, call = parent.frame()) {
   if (!is.null(object$terms)) {
     if (!is.data.frame(newdata)) newdata <- as.data.frame(newdata)
     tt <- stats::delete.response(object$terms)
     mf <- stats::model.frame(tt, newdata, xlev = object$xlevels, na.action = stats::na.pass)
     xm <- stats::model.matrix(tt, mf)
-    xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
+    if (drop_intercept) xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
+    attr(xm, "assign") <- NULL
+    attr(xm, "contrasts") <- NULL
   } else {
     xm <- newdata
-    if (is.data.frame(xm)) xm <- as.matrix(xm)
-    if (is.vector(xm)) xm <- matrix(xm, ncol = ncol(object$x))
+    if (is.vector(xm) && is.numeric(xm) && n_col > 1) xm <- matrix(xm, ncol = n_col)
   }
-  if (!is.numeric(xm) || ncol(xm) != ncol(object$x)) {
-    abort_input("{.arg newdata} must have the {ncol(object$x)} input column{?s} the model was fitted on.",
-                call = call)
+  xm <- check_x_matrix(xm, "newdata", call = call)
+  if (ncol(xm) != n_col) {
+    abort_input("{.arg newdata} has {ncol(xm)} column{?s} but the model was fitted on {n_col}.", call = call)
   }
-  if (anyNA(xm) || any(!is.finite(xm))) abort_input("{.arg newdata} contains NA or infinite values.", call = call)
-  storage.mode(xm) <- "double"
   xm
+}
+
+gp_newdata_matrix <- function(object, newdata, call = parent.frame()) {
+  if (is.null(newdata)) return(object$x)
+  newdata_design(object, newdata, ncol(object$x), call = call)
 }
 
 # Kernel hyperparameters as a tidy data frame.

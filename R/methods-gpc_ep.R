@@ -2,19 +2,10 @@
 
 # New inputs -> standardised matrix in the training column order.
 gpc_ep_newx <- function(object, newdata, call = parent.frame()) {
-  if (!is.null(object$terms)) {
-    if (!is.data.frame(newdata)) abort_input("{.arg newdata} must be a data frame for a formula fit.", call = call)
-    mf <- stats::model.frame(object$terms, newdata, na.action = stats::na.pass,
-                             xlev = object$xlevels)
-    xm <- stats::model.matrix(object$terms, mf)
-    xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
-  } else {
-    xm <- newdata
+  if (!is.null(object$terms) && !is.data.frame(newdata)) {
+    abort_input("{.arg newdata} must be a data frame for a formula fit.", call = call)
   }
-  xm <- check_x_matrix(xm, "newdata", call = call)
-  if (ncol(xm) != ncol(object$x)) {
-    abort_input("{.arg newdata} has {ncol(xm)} column{?s}; the model was fitted on {ncol(object$x)}.", call = call)
-  }
+  xm <- newdata_design(object, newdata, ncol(object$x), call = call)
   if (!is.null(object$colnames) && !is.null(colnames(xm)) && all(object$colnames %in% colnames(xm))) {
     xm <- xm[, object$colnames, drop = FALSE]
   }

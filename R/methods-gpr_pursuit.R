@@ -5,19 +5,7 @@ utils::globalVariables(".data")
 # Inputs of new data on the fit's standardised scale.
 pursuit_newx <- function(object, newdata) {
   if (is.null(newdata)) return(object$x)
-  if (!is.null(object$terms)) {
-    if (!is.data.frame(newdata)) newdata <- as.data.frame(newdata)
-    mf <- stats::model.frame(object$terms, newdata, na.action = stats::na.fail,
-                             xlev = object$xlevels)
-    xn <- stats::model.matrix(object$terms, mf)
-    attr(xn, "assign") <- NULL; attr(xn, "contrasts") <- NULL
-  } else {
-    xn <- check_x_matrix(newdata, "newdata")
-  }
-  xn <- check_x_matrix(xn, "newdata")
-  if (ncol(xn) != length(object$x_center)) {
-    abort_input("{.arg newdata} has {ncol(xn)} column{?s} but the model was fitted on {length(object$x_center)}.")
-  }
+  xn <- newdata_design(object, newdata, length(object$x_center), drop_intercept = FALSE)
   scale_inputs(xn, object$x_center, object$x_scale)
 }
 

@@ -2,19 +2,10 @@
 
 ld_newdata_matrix <- function(object, newdata) {
   if (is.null(newdata)) return(object$x)
-  if (!is.null(object$terms)) {
-    if (!is.data.frame(newdata)) abort_input("{.arg newdata} must be a data frame for a formula fit.")
-    mf <- stats::model.frame(object$terms, newdata, na.action = stats::na.pass, xlev = object$xlevels)
-    xm <- stats::model.matrix(object$terms, mf)
-    attr(xm, "assign") <- NULL
-    xm <- check_x_matrix(xm, "newdata")
-  } else {
-    xm <- check_x_matrix(newdata, "newdata")
+  if (!is.null(object$terms) && !is.data.frame(newdata)) {
+    abort_input("{.arg newdata} must be a data frame for a formula fit.")
   }
-  if (ncol(xm) != ncol(object$W)) {
-    abort_input("{.arg newdata} has {ncol(xm)} feature column{?s}; the fit used {ncol(object$W)}.")
-  }
-  xm
+  newdata_design(object, newdata, ncol(object$W), drop_intercept = FALSE)
 }
 
 #' Predict true classes of new instances from a label_dist_vb fit
