@@ -12,7 +12,6 @@ GprLoo::GprLoo(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
                const GprLooOptions& options)
     : x_(x), y_(y), kernel_(kernel), opt_(options) {
   if (x.rows() != y.size()) throw std::invalid_argument("gpr_loo: x and y differ in length");
-  kernel_matrix_ = kernel_.gram(x_);
 }
 
 double GprLoo::penalty(const VectorXd& sigma) const {
@@ -27,6 +26,7 @@ void GprLoo::record(double j) {
 
 GprLooEval GprLoo::evaluate(const VectorXd& sigma) {
   GprLooEval e;
+  if (kernel_matrix_.size() == 0) kernel_matrix_ = kernel_.gram(x_);
   MatrixXd c = kernel_matrix_;
   c.diagonal() += sigma;
   e.chol.compute(std::move(c), opt_.jitter);
@@ -116,24 +116,25 @@ void GprLoo::fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps) {
 }
 
 VectorXd GprLoo::hyper_gradient(const GprLooEval& eval) const {
-  MatrixXd w = -eval.chol.inverse();
-  w.noalias() += eval.alpha * eval.alpha.transpose();
-  return -kernel_.gradient(x_, w);
+  // W = alpha alpha' - C^{-1}; dJ/dtheta = -1/2 sum W dK/dtheta (DESIGN.md §3).
+  return -kernel_.gradient(x_, eval.alpha, eval.chol.inverse());
 }
 
 double GprLoo::objective_and_gradient(const VectorXd& lp, const VectorXd& sigma, VectorXd& grad) {
+  // One n x n buffer end to end: K is built in it, factored in place, turned
+  // into C^{-1} by dpotri in place, and the gradient reads its lower triangle.
   set_log_par(lp);
-  MatrixXd c = kernel_matrix_;
+  MatrixXd c = kernel_.gram(x_);
   c.diagonal() += sigma;
-  Cholesky chol(std::move(c), opt_.jitter);
+  Cholesky chol;
+  chol.compute_symmetric(std::move(c), opt_.jitter);
   ++factorizations_;
   max_jitter_ = std::max(max_jitter_, chol.jitter());
   const VectorXd alpha = chol.solve(y_);
-  // W = alpha alpha' - C^{-1}; dJ/dtheta = -1/2 sum W dK/dtheta (DESIGN.md §3).
-  MatrixXd w = -chol.inverse();
-  w.noalias() += alpha * alpha.transpose();
-  grad = -kernel_.gradient(x_, w);
-  return gaussian_nll(chol, y_, alpha) + penalty(sigma);
+  const double j = gaussian_nll(chol, y_, alpha) + penalty(sigma);
+  const MatrixXd cinv = chol.release_inverse_lower();
+  grad = -kernel_.gradient(x_, alpha, cinv);
+  return j;
 }
 
 GprLooEval GprLoo::fit_hyper(const VectorXd& sigma, const VectorXd& lower, const VectorXd& upper) {

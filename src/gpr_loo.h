@@ -86,8 +86,13 @@ class GprLoo {
                    const VectorXd& upper, Monitor& monitor);
 
   const Kernel& kernel() const { return kernel_; }
-  void set_log_par(const VectorXd& p) { kernel_.set_log_par(p); kernel_matrix_ = kernel_.gram(x_); }
+  // Sets theta; the kernel matrix is rebuilt when a sweep next needs it.
+  void set_log_par(const VectorXd& p) {
+    kernel_.set_log_par(p);
+    kernel_matrix_.resize(0, 0);
+  }
   int factorizations() const { return factorizations_; }
+  double max_jitter() const { return max_jitter_; }
   const std::vector<double>& trace() const { return trace_; }
 
  private:
@@ -97,7 +102,7 @@ class GprLoo {
   const VectorXd& y_;
   Kernel kernel_;
   GprLooOptions opt_;
-  MatrixXd kernel_matrix_;
+  MatrixXd kernel_matrix_;  // K(theta), empty until evaluate() needs it
   int factorizations_ = 0;
   int fallbacks_ = 0;
   double max_jitter_ = 0;

@@ -1,5 +1,6 @@
 #include "kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -14,6 +15,8 @@ const double kSqrt3 = std::sqrt(3.0);
 const double kSqrt5 = std::sqrt(5.0);
 // Below this many pairs the OpenMP start-up costs more than it saves.
 constexpr long kParallelPairs = 20000;
+// Column-block width of the blocked stationary paths.
+constexpr int kBlock = 64;
 }  // namespace
 
 KernelType kernel_type_from_string(const std::string& name) {
@@ -208,10 +211,26 @@ void Kernel::stationary_values(const MatrixXd& r2, MatrixXd& k, MatrixXd* w) con
 MatrixXd Kernel::gram(const MatrixXd& x) const {
   if (x.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
   if (stationary()) {
-    // Vectorised path: r^2 by one GEMM, then k(r^2) elementwise.
+    // Column blocks: r^2 of a block by one small GEMM, then k(r^2) while the
+    // block is in cache. Blocks are independent, so threads may share them.
+    const int n = static_cast<int>(x.rows());
     const MatrixXd u = scaled(x);
-    MatrixXd k;
-    stationary_values(squared_distances(u, u, true), k, nullptr);
+    const VectorXd nu = u.rowwise().squaredNorm();
+    MatrixXd k(n, n);
+    const int nb = (n + kBlock - 1) / kBlock;
+    const bool par = static_cast<long>(n) * n / 2 > kParallelPairs;
+#pragma omp parallel for schedule(dynamic, 1) if (par)
+    for (int b = 0; b < nb; ++b) {
+      const int j0 = b * kBlock, bs = std::min(kBlock, n - j0);
+      MatrixXd r2 = -2.0 * u * u.middleRows(j0, bs).transpose();
+      r2.colwise() += nu;
+      r2.rowwise() += nu.segment(j0, bs).transpose();
+      r2 = r2.cwiseMax(0.0);
+      for (int c = 0; c < bs; ++c) r2(j0 + c, c) = 0.0;
+      MatrixXd kb;
+      stationary_values(r2, kb, nullptr);
+      k.middleCols(j0, bs) = kb;
+    }
     return k;
   }
   const int n = static_cast<int>(x.rows());
@@ -277,25 +296,9 @@ VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
   const int n = static_cast<int>(x.rows()), p = n_par();
   if (w.rows() != n || w.cols() != n) throw std::invalid_argument("gradient: weight matrix has the wrong size");
   if (stationary()) {
-    // g_0 = 1/2 sum W o K; with B = W o w(r^2) and u = x / l:
-    // g_m = 1/2 sum_kl B_kl (u_km - u_lm)^2 = sum_k u_km^2 (B 1)_k - u_m' B u_m.
-    const MatrixXd u = scaled(x);
-    const MatrixXd r2 = squared_distances(u, u, true);
-    MatrixXd k, wk;
-    stationary_values(r2, k, &wk);
-    VectorXd g(p);
-    g(0) = 0.5 * w.cwiseProduct(k).sum();
-    const MatrixXd b = w.cwiseProduct(wk);
-    if (ard_) {
-      const VectorXd row_sums = b.rowwise().sum();
-      const MatrixXd bu = b * u;
-      for (int m = 0; m < dim_; ++m) {
-        g(1 + m) = u.col(m).cwiseAbs2().dot(row_sums) - u.col(m).dot(bu.col(m));
-      }
-    } else {
-      g(1) = 0.5 * b.cwiseProduct(r2).sum();
-    }
-    return g;
+    return stationary_gradient(x, [&](int j0, int bs, MatrixXd& wb) {
+      wb = w.block(j0, j0, n - j0, bs);
+    });
   }
   const MatrixXd xt = x.transpose();
   // Per-thread partial sums over a fixed cyclic schedule, added in thread
@@ -333,6 +336,79 @@ VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
     for (int j = 0; j < p; ++j) total(j) += partial[t][j];
   if (type_ == KernelType::Mixed) total(2) += 0.5 * nugget_ * w.diagonal().sum();
   return total;
+}
+
+template <class Fill>
+VectorXd Kernel::stationary_gradient(const MatrixXd& x, Fill fill) const {
+  // g = sum_{i>j} W_ij dK_ij + 1/2 sum_i W_ii dK_ii over column blocks J of
+  // the lower triangle (rows j0..n-1). With B = W o w(r^2) and u = x / l:
+  //   g_0 = sum W o K,  g_iso = sum B o r^2,
+  //   g_m = sum_ij B_ij (u_im - u_jm)^2 = rowsum(B).u_m^2 + colsum(B).u_Jm^2 - 2 u_Jm.(B'u_m).
+  // Partial sums are kept per block and added in block order, so the result
+  // does not depend on the number of threads.
+  const int n = static_cast<int>(x.rows()), p = n_par();
+  const MatrixXd u = scaled(x);
+  const VectorXd nu = u.rowwise().squaredNorm();
+  const int nb = (n + kBlock - 1) / kBlock;
+  MatrixXd partial = MatrixXd::Zero(p, nb);
+  const bool par = static_cast<long>(n) * n / 2 > kParallelPairs;
+#pragma omp parallel for schedule(dynamic, 1) if (par)
+  for (int b = 0; b < nb; ++b) {
+    const int j0 = b * kBlock, bs = std::min(kBlock, n - j0), m = n - j0;
+    const auto ui = u.middleRows(j0, m);
+    const auto uj = u.middleRows(j0, bs);
+    MatrixXd r2 = -2.0 * ui * uj.transpose();
+    r2.colwise() += nu.segment(j0, m);
+    r2.rowwise() += nu.segment(j0, bs).transpose();
+    r2 = r2.cwiseMax(0.0);
+    MatrixXd wb;
+    fill(j0, bs, wb);
+    // Keep the strict lower triangle, halve the diagonal, drop the rest of
+    // the leading square (set, not multiplied: it may hold anything).
+    for (int c = 0; c < bs; ++c) {
+      for (int r = 0; r < c; ++r) wb(r, c) = 0.0;
+      wb(c, c) *= 0.5;
+      r2(c, c) = 0.0;
+    }
+    MatrixXd k, wk;
+    stationary_values(r2, k, &wk);
+    auto g = partial.col(b);
+    g(0) = wb.cwiseProduct(k).sum();
+    const MatrixXd bw = wb.cwiseProduct(wk);
+    if (ard_) {
+      const VectorXd row_sums = bw.rowwise().sum();
+      const VectorXd col_sums = bw.colwise().sum().transpose();
+      const MatrixXd btu = bw.transpose() * ui;  // bs x d
+      for (int d = 0; d < dim_; ++d) {
+        g(1 + d) = ui.col(d).cwiseAbs2().dot(row_sums) + uj.col(d).cwiseAbs2().dot(col_sums) -
+                   2.0 * uj.col(d).dot(btu.col(d));
+      }
+    } else {
+      g(1) = bw.cwiseProduct(r2).sum();
+    }
+  }
+  VectorXd total = VectorXd::Zero(p);
+  for (int b = 0; b < nb; ++b) total += partial.col(b);
+  return total;
+}
+
+VectorXd Kernel::gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& m_lower) const {
+  if (x.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
+  const int n = static_cast<int>(x.rows());
+  if (a.size() != n || m_lower.rows() != n || m_lower.cols() != n) {
+    throw std::invalid_argument("gradient: weight terms have the wrong size");
+  }
+  if (stationary()) {
+    return stationary_gradient(x, [&](int j0, int bs, MatrixXd& wb) {
+      wb.noalias() = a.tail(n - j0) * a.segment(j0, bs).transpose();
+      wb -= m_lower.block(j0, j0, n - j0, bs);
+    });
+  }
+  MatrixXd w(n, n);
+  w = m_lower.selfadjointView<Eigen::Lower>();
+  w *= -1.0;
+  w.noalias() += a * a.transpose();
+  return gradient(x, w);
 }
 
 }  // namespace noisylabels

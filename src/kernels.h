@@ -51,8 +51,14 @@ class Kernel {
   VectorXd diag(const MatrixXd& x) const;
   // n x n_par matrix of d k(x_i, x_i) / d theta_j (for diagonal-scaled models).
   MatrixXd diag_gradient(const MatrixXd& x) const;
-  // g_j = 1/2 sum_kl W_kl dK(X,X)_kl / dtheta_j; W symmetric n x n.
+  // g_j = 1/2 sum_kl W_kl dK(X,X)_kl / dtheta_j; W symmetric n x n (stationary
+  // kernels read only its lower triangle).
   VectorXd gradient(const MatrixXd& x, const MatrixXd& w) const;
+  // The same with W = a a' - M, M symmetric of which only the lower triangle
+  // is read (e.g. straight from dpotri): the Gaussian-likelihood gradient
+  // without forming W. Stationary kernels visit the lower triangle in column
+  // blocks and never hold an n x n temporary.
+  VectorXd gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& m_lower) const;
 
  private:
   // Value of k at a pair and (optionally) its log-parameter derivatives.
@@ -68,6 +74,10 @@ class Kernel {
   static MatrixXd squared_distances(const MatrixXd& u, const MatrixXd& v, bool symmetric);
   // k(r^2) elementwise, and (if wanted) w(r^2) = (dk/dlog l_m) / u_m^2.
   void stationary_values(const MatrixXd& r2, MatrixXd& k, MatrixXd* w) const;
+  // Blocked gradient of a stationary kernel over the lower triangle; `fill`
+  // writes W(j0:n, j0:j0+b) into its third argument.
+  template <class Fill>
+  VectorXd stationary_gradient(const MatrixXd& x, Fill fill) const;
   KernelType type_;
   int dim_;
   bool ard_;

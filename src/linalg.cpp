@@ -33,21 +33,24 @@ bool Cholesky::try_factor(MatrixXd& work) {
   return llt.info() == Eigen::Success;
 }
 
-void Cholesky::factor_with_policy(MatrixXd& original, const JitterPolicy& policy) {
-  backend_ = policy.backend;
-  const int n = static_cast<int>(original.rows());
-  if (original.cols() != n) throw std::invalid_argument("Cholesky: matrix is not square");
-  for (int i = 0; i < n; ++i) {
-    if (!std::isfinite(original(i, i))) {
+namespace {
+void check_diagonal(const MatrixXd& a) {
+  if (a.cols() != a.rows()) throw std::invalid_argument("Cholesky: matrix is not square");
+  for (int i = 0; i < a.rows(); ++i) {
+    if (!std::isfinite(a(i, i))) {
       throw NumericalError("Cholesky: the matrix has non-finite diagonal entries");
     }
   }
-  const double mean_diag = n > 0 ? original.diagonal().mean() : 0.0;
+}
+}  // namespace
+
+template <class Restore>
+void Cholesky::jitter_loop(const JitterPolicy& policy, double mean_diag, Restore restore) {
   double jitter = policy.base;
   attempts_ = 0;
   for (int attempt = 0; attempt <= policy.max_tries; ++attempt) {
     ++attempts_;
-    factor_ = original;
+    if (attempt > 0) restore();
     if (jitter > 0) factor_.diagonal().array() += jitter;
     if (try_factor(factor_)) {
       jitter_ = jitter;
@@ -62,14 +65,42 @@ void Cholesky::factor_with_policy(MatrixXd& original, const JitterPolicy& policy
                        " added to its diagonal (check the inputs and hyperparameters)");
 }
 
+void Cholesky::factor_with_policy(MatrixXd& original, const JitterPolicy& policy) {
+  backend_ = policy.backend;
+  check_diagonal(original);
+  const double mean_diag = original.rows() > 0 ? original.diagonal().mean() : 0.0;
+  factor_ = original;
+  jitter_loop(policy, mean_diag, [&]() { factor_ = original; });
+}
+
 void Cholesky::compute(const MatrixXd& a, const JitterPolicy& policy) {
-  MatrixXd copy = a;
-  factor_with_policy(copy, policy);
+  backend_ = policy.backend;
+  check_diagonal(a);
+  const double mean_diag = a.rows() > 0 ? a.diagonal().mean() : 0.0;
+  factor_ = a;
+  jitter_loop(policy, mean_diag, [&]() { factor_ = a; });
 }
 
 void Cholesky::compute(MatrixXd&& a, const JitterPolicy& policy) {
   MatrixXd original = std::move(a);
   factor_with_policy(original, policy);
+}
+
+void Cholesky::compute_symmetric(MatrixXd&& a, const JitterPolicy& policy) {
+  if (policy.backend != CholBackend::Lapack) {
+    // Eigen's in-place LLT is not documented to leave the upper triangle alone.
+    compute(std::move(a), policy);
+    return;
+  }
+  backend_ = policy.backend;
+  check_diagonal(a);
+  const VectorXd diagonal = a.diagonal();
+  const double mean_diag = a.rows() > 0 ? diagonal.mean() : 0.0;
+  factor_ = std::move(a);
+  jitter_loop(policy, mean_diag, [&]() {
+    factor_.triangularView<Eigen::StrictlyLower>() = factor_.transpose();
+    factor_.diagonal() = diagonal;
+  });
 }
 
 double Cholesky::logdet() const {
@@ -120,6 +151,21 @@ MatrixXd Cholesky::inverse() const {
     inv.triangularView<Eigen::StrictlyUpper>() = inv.adjoint();
   } else {
     MatrixXd linv = factor_.triangularView<Eigen::Lower>().solve(MatrixXd::Identity(n, n));
+    inv.noalias() = linv.adjoint() * linv.triangularView<Eigen::Lower>();
+  }
+  return inv;
+}
+
+MatrixXd Cholesky::release_inverse_lower() {
+  const int n = this->n();
+  MatrixXd inv = std::move(factor_);
+  factor_.resize(0, 0);
+  if (backend_ == CholBackend::Lapack) {
+    int info = 0;
+    dpotri_("L", &n, inv.data(), &n, &info, 1);
+    if (info != 0) throw NumericalError("dpotri failed: singular Cholesky factor");
+  } else {
+    MatrixXd linv = inv.triangularView<Eigen::Lower>().solve(MatrixXd::Identity(n, n));
     inv.noalias() = linv.adjoint() * linv.triangularView<Eigen::Lower>();
   }
   return inv;

@@ -41,6 +41,10 @@ class Cholesky {
   void compute(const MatrixXd& a, const JitterPolicy& policy = JitterPolicy());
   // Factor `a` in place (moved in; only its lower triangle is read).
   void compute(MatrixXd&& a, const JitterPolicy& policy = JitterPolicy());
+  // Factor a full symmetric `a` in place without keeping a copy: a failed
+  // attempt is undone from the strictly upper triangle, which the
+  // factorization never touches (LAPACK backend; Eigen falls back to a copy).
+  void compute_symmetric(MatrixXd&& a, const JitterPolicy& policy = JitterPolicy());
 
   int n() const { return static_cast<int>(factor_.rows()); }
   // Lower-triangular factor; entries above the diagonal are unspecified.
@@ -60,6 +64,10 @@ class Cholesky {
   VectorXd inverse_diagonal() const;
   // Full symmetric A^{-1} (dpotri); only when a gradient needs every entry.
   MatrixXd inverse() const;
+  // A^{-1} in place of the factor, lower triangle only (the rest is
+  // unspecified); the Cholesky object is left empty. Saves the n x n copy and
+  // the symmetrisation of inverse() when the caller reads one triangle.
+  MatrixXd release_inverse_lower();
   // A + sigma * v v^T in O(n^2); sigma < 0 is a downdate and throws
   // NumericalError if the result is not positive definite.
   void rank_one_update(const VectorXd& v, double sigma);
@@ -69,6 +77,9 @@ class Cholesky {
  private:
   bool try_factor(MatrixXd& work);
   void factor_with_policy(MatrixXd& original, const JitterPolicy& policy);
+  // The jitter loop; `restore` puts the original matrix back into factor_.
+  template <class Restore>
+  void jitter_loop(const JitterPolicy& policy, double mean_diag, Restore restore);
   MatrixXd factor_;
   double jitter_ = 0.0;
   int attempts_ = 0;

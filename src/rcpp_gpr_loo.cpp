@@ -81,7 +81,8 @@ Rcpp::List gpr_loo_nll_grad_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
   Eigen::VectorXd grad(kernel.n_par());
   double j = 0;
   for (int r = 0; r < reps; ++r) j = model.objective_and_gradient(kernel.log_par(), sigma, grad);
-  return Rcpp::List::create(Rcpp::Named("objective") = j, Rcpp::Named("gradient") = grad);
+  return Rcpp::List::create(Rcpp::Named("objective") = j, Rcpp::Named("gradient") = grad,
+                            Rcpp::Named("jitter") = model.max_jitter());
 }
 
 // Sigma sweeps only (theta fixed) from sigma0: the solver comparison of Fig. 3.
