@@ -9,19 +9,33 @@
 library(noisylabels)
 
 table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
-                        restarts = 1, control = gpr_loo_control(max_outer = 15)) {
+                        restarts = 1, control = gpr_loo_control(max_outer = 15),
+                        refit_kernel = c("per_fold", "per_cell")) {
+  # refit_kernel = "per_cell" learns each model's kernel hyperparameters once
+  # on all (noisy) labels of the cell and keeps them fixed in the folds, where
+  # only sigma is refitted: about 10x cheaper, used for the larger data sets.
+  refit_kernel <- match.arg(refit_kernel)
   cl <- corrupt_labels(y, rate = rate, level = level)
   fit <- gpr_loo(x, cl$y, kernel = kernel, restarts = restarts, control = control)
   dm <- detection_metrics(noise_scores(fit), cl$corrupted,
                           inferred = fit$noise_var, actual = cl$noise^2)
+  models <- c(plain = "none", basic = "uniform", full = "full")
+  kernels <- lapply(models, function(noise) kernel)
+  if (refit_kernel == "per_cell") {
+    kernels <- lapply(models, function(noise) {
+      if (noise == "full") return(fit$kernel)
+      suppressWarnings(gpr_loo(x, cl$y, kernel = kernel, noise = noise, restarts = restarts,
+                               control = control))$kernel
+    })
+  }
   fold <- sample(rep_len(seq_len(folds), length(y)))
   mae <- c(plain = 0, basic = 0, full = 0)
   for (k in seq_len(folds)) {
     tr <- fold != k
     for (m in names(mae)) {
-      noise <- switch(m, plain = "none", basic = "uniform", full = "full")
-      f <- suppressWarnings(gpr_loo(x[tr, , drop = FALSE], cl$y[tr], kernel = kernel, noise = noise,
-                                    restarts = restarts, control = control))
+      f <- suppressWarnings(gpr_loo(x[tr, , drop = FALSE], cl$y[tr], kernel = kernels[[m]],
+                                    noise = models[[m]], restarts = restarts, control = control,
+                                    learn_kernel = refit_kernel == "per_fold"))
       mae[m] <- mae[m] + sum(abs(predict(f, x[!tr, , drop = FALSE]) - y[!tr]))
     }
   }
@@ -31,7 +45,10 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
              mae_full = mae[["full"]] / length(y))
 }
 
-# Coulomb-matrix eigenvalue descriptor for QM7 (Rupp et al. 2012):
+# Coulomb-matrix eigenvalue descriptor for QM7 (Rupp et al. 2012), with an
+# ARD Laplacian (matern12) kernel: on an 800/200 split the isotropic kernel
+# gave test MAE 59.6 kcal/mol and the ARD one 12.4 (the padded trailing
+# eigenvalues need their own length-scales).
 # C_ii = 0.5 Z_i^2.4, C_ij = Z_i Z_j / |R_i - R_j| with R in Bohr (the
 # convention of the published qm7.mat; the shared CSV is in Angstrom).
 coulomb_eigen <- function(charges, positions) {
@@ -55,7 +72,7 @@ load_table1_data <- function(name, shared = file.path("..", "shared", "data"), n
     p <- utils::read.csv(xzfile(file.path(dir, "qm7_positions_angstrom.csv.xz")))[, -1]
     idx <- sort(sample.int(nrow(e), min(n_max, nrow(e))))
     return(list(x = coulomb_eigen(z[idx, ], p[idx, ]), y = e$T_kcal_mol[idx],
-                kernel = gp_kernel("matern12")))
+                kernel = gp_kernel("matern12", ard = TRUE)))
   }
   d <- utils::read.table(file.path(shared, name, "data.txt"))
   if (name == "energy") d <- d[, 1:9]
