@@ -16,6 +16,9 @@ EpOptions ep_options_from_list(const Rcpp::List& o) {
   e.tol_site = Rcpp::as<double>(o["tol_site"]);
   e.damping = Rcpp::as<double>(o["damping"]);
   e.clamp = Rcpp::as<bool>(o["clamp"]);
+  if (o.containsElementNamed("block_size")) e.block_size = Rcpp::as<int>(o["block_size"]);
+  if (o.containsElementNamed("schedule"))
+    e.parallel = Rcpp::as<std::string>(o["schedule"]) == "parallel";
   return e;
 }
 
