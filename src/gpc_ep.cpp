@@ -261,26 +261,27 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   if (!diagonal_only) {
     dpotri_("L", &n, binv.data(), &n, &info, 1);
     if (info != 0) return false;
+    // B^-1 becomes Sigma_+ in place (no n x n copy).
+    s.sigma.swap(binv);
     MatrixXd& sig = s.sigma;
-    sig.resize(n, n);
-    const VectorXd inv_sq = sq.cwiseInverse();
-    for (int j : pos) {
-      // lower triangle of B^-1 only: entry (i, j) with i < j is binv(j, i)
-      for (int i : pos) {
-        const double bij = i >= j ? binv(i, j) : binv(j, i);
-        sig(i, j) = -bij * inv_sq(i) * inv_sq(j);
-      }
-      sig(j, j) += 1.0 / tau(j);
-      for (int i : other) sig(i, j) = 0.0;
+    const VectorXd binv_diag = sig.diagonal();
+    // 1/sqrt(tau) on P and 0 elsewhere: rows and columns with tau <= 0 start
+    // at zero and are filled below.
+    VectorXd inv_sq(n);
+    for (int i = 0; i < n; ++i) inv_sq(i) = tau(i) > 0 ? 1.0 / sq(i) : 0.0;
+    for (int j = 0; j < n; ++j) {
+      // lower triangle only (dpotri leaves the upper one untouched)
+      sig.col(j).tail(n - j) = sig.col(j).tail(n - j).cwiseProduct(inv_sq.tail(n - j)) * (-inv_sq(j));
+      if (tau(j) > 0) sig(j, j) += 1.0 / tau(j);
     }
+    sig.triangularView<Eigen::StrictlyUpper>() = sig.transpose();
     for (int i = 0; i < n; ++i) {
       if (!(tau(i) > 0)) continue;
-      const double binv_ii = binv(i, i);
-      if (1.0 - binv_ii >= kWeakSite) continue;
+      if (1.0 - binv_diag(i) >= kWeakSite) continue;
       // Sigma_ii (1 + tau_i K_ii) = K_ii - sum_{j != i} Sigma_ij tau_j K_ji
-      double acc = k(i, i);
-      for (int j : pos)
-        if (j != i) acc -= sig(j, i) * tau(j) * k(j, i);
+      // (tau_pos is zero on the rows of sig not yet filled)
+      const double own = sig(i, i) * tau(i) * k(i, i);
+      const double acc = k(i, i) - (sig.col(i).dot(tau_pos.cwiseProduct(k.col(i))) - own);
       sig(i, i) = acc / (1.0 + tau(i) * k(i, i));
     }
     if (n_other > 0) {
@@ -306,8 +307,8 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
         const int j = other[c];
         for (int r = 0; r <= c; ++r) {
           const int i = other[r];
-          double acc = k(i, j);
-          for (int q : pos) acc -= sig(i, q) * x(q, c);
+          // column i of sig is complete on rows P; x is zero on rows O
+          const double acc = k(i, j) - sig.col(i).dot(x.col(c));
           sig(i, j) = acc;
           sig(j, i) = acc;
         }
@@ -422,7 +423,7 @@ namespace {
 
 struct SweepWorkspace {
   MatrixXd u, blk, rhs;
-  VectorXd c, g, mu_blk;
+  VectorXd c, g, mu_blk, coef;
 };
 
 // New site for site i from the current marginal (sii, mui): spec §3.2, with
@@ -486,6 +487,7 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
   if (w.u.rows() != n || w.u.cols() != n) w.u.resize(n, n);
   w.c.resize(n);
   w.g.resize(n);
+  w.coef.resize(bsize);
   MatrixXd& u = w.u;
   double max_change = 0;
   for (int j0 = 0; j0 < n; j0 += bsize) {
@@ -509,6 +511,13 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
     }
     for (int jj = 0; jj < nb; ++jj) {
       const int j = j0 + jj, i = perm[j];
+      if (jj > 0) {
+        // updates from this block's earlier sites (left-looking, one gemv):
+        // column k < jj of blk holds s_k on rows >= k.
+        w.coef.head(jj) = w.c.segment(j0, jj).cwiseProduct(w.blk.row(jj).head(jj).transpose());
+        w.blk.col(jj).tail(m - jj).noalias() -= w.blk.block(jj, 0, m - jj, jj) * w.coef.head(jj);
+        w.mu_blk(jj) -= w.blk.row(jj).head(jj).dot(w.g.segment(j0, jj));
+      }
       const double sii = w.blk(jj, jj), mui = w.mu_blk(jj);
       double dt, dn;
       double c = 0, g = 0;
@@ -523,16 +532,10 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
       }
       w.c(j) = c;
       w.g(j) = g;
-      // rows j0..n-1 (only rows >= j are used later; the rest are finite)
-      u.col(j).segment(j0, m) = w.blk.col(jj);
-      if (c != 0 || g != 0) {
-        for (int kk = jj + 1; kk < nb; ++kk) {
-          const double ukj = w.blk(kk, jj);
-          w.blk.col(kk).tail(m - kk) -= (c * ukj) * w.blk.col(jj).tail(m - kk);
-          w.mu_blk(kk) -= g * ukj;
-        }
-      }
     }
+    // U[j0:n, J] = blk (rows below each column's own position are final;
+    // the ones above are finite and never read)
+    u.block(j0, j0, m, nb) = w.blk;
   }
   return max_change;
 }
