@@ -115,8 +115,18 @@ gpc_ep.formula <- function(x, data, ..., subset, na.action = stats::na.fail) {
   xm <- stats::model.matrix(tt, mf)
   xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
   fit <- gpc_ep.default(xm, y, ...)
-  fit$terms <- stats::delete.response(tt)
-  fit$xlevels <- stats::.getXlevels(tt, mf)
+  terms <- stats::delete.response(tt)
+  xlevels <- stats::.getXlevels(tt, mf)
+  if (inherits(fit, "gpc_ep_ovr")) {
+    # each binary fit predicts from data frames on its own
+    fit$fits <- lapply(fit$fits, function(f) {
+      f$terms <- terms
+      f$xlevels <- xlevels
+      f
+    })
+  }
+  fit$terms <- terms
+  fit$xlevels <- xlevels
   fit$call <- match.call()
   fit
 }
