@@ -30,6 +30,8 @@ void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, con
             std::size_t uplo_len, std::size_t trans_len);
 void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info,
              std::size_t uplo_len);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info,
+             std::size_t uplo_len);
 void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
              int* info, std::size_t uplo_len, std::size_t diag_len);
 }
@@ -218,7 +220,8 @@ bool refresh_case_b(const MatrixXd& k, const Cholesky& chol_k_in, EpState& s, bo
 
 }  // namespace
 
-bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only) {
+bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only,
+                MatrixXd* scratch) {
   const int n = static_cast<int>(k.rows());
   const VectorXd& tau = s.site_tau;
   std::vector<int> pos, other, neg;  // tau > 0; tau <= 0; tau < 0
@@ -243,18 +246,21 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   // entries and the columns with tau <= 0 come from the second form.
   const VectorXd tau_pos = tau.cwiseMax(0.0);
   const VectorXd sq = tau_pos.cwiseSqrt();
-  MatrixXd b = sq.asDiagonal() * k * sq.asDiagonal();
-  b.diagonal().array() += 1.0;
   JitterPolicy exact;
   exact.max_tries = 0;
-  Cholesky chol_b;
-  try {
-    chol_b.compute(std::move(b), exact);
-  } catch (const NumericalError&) {
-    return false;  // B >= I in exact arithmetic: only non-finite input ends here
-  }
-  double half_logdet = 0.5 * chol_b.logdet();
-  MatrixXd binv = chol_b.factor();  // B^-1 (full mode) or L_B^-1 (diagonal mode)
+  // B is factored and inverted in place in recycled storage: at n = 2000
+  // each fresh n x n allocation costs tens of milliseconds of page faults.
+  MatrixXd local_buffer;
+  MatrixXd& binv = scratch ? *scratch : local_buffer;  // B, then L_B, then B^-1 or L_B^-1
+  binv.resize(n, n);
+  binv.noalias() = sq.asDiagonal() * k * sq.asDiagonal();
+  binv.diagonal().array() += 1.0;
+  if (!binv.diagonal().allFinite()) return false;
+  int potrf_info = 0;
+  dpotrf_("L", &n, binv.data(), &n, &potrf_info, 1);
+  // B >= I in exact arithmetic: only non-finite input ends here
+  if (potrf_info != 0) return false;
+  double half_logdet = binv.diagonal().array().log().sum();
   int info = 0;
   VectorXd diag(n);
   MatrixXd neg_cols;  // Sigma_+[:, N]
@@ -422,8 +428,8 @@ bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
 namespace {
 
 struct SweepWorkspace {
-  MatrixXd u, blk, rhs;
-  VectorXd c, g, mu_blk, coef;
+  MatrixXd u;
+  VectorXd blk_store, rhs_store, c, g, mu_blk, coef;
 };
 
 // New site for site i from the current marginal (sii, mui): spec §3.2, with
@@ -488,25 +494,29 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
   w.c.resize(n);
   w.g.resize(n);
   w.coef.resize(bsize);
+  w.blk_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
+  w.rhs_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
   MatrixXd& u = w.u;
   double max_change = 0;
   for (int j0 = 0; j0 < n; j0 += bsize) {
     const int nb = std::min(bsize, n - j0), m = n - j0;
-    w.blk.resize(m, nb);
+    // views into storage allocated once per sweep (no per-block allocation)
+    Eigen::Map<MatrixXd> blk(w.blk_store.data(), m, nb);
+    Eigen::Map<MatrixXd> rhs(w.rhs_store.data(), j0, nb);
     w.mu_blk.resize(nb);
     for (int jj = 0; jj < nb; ++jj) {
       const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(perm[j0 + jj]) * n;
-      double* dst = w.blk.data() + static_cast<std::ptrdiff_t>(jj) * m;
+      double* dst = blk.data() + static_cast<std::ptrdiff_t>(jj) * m;
       for (int r = 0; r < m; ++r) dst[r] = src[perm[j0 + r]];
       w.mu_blk(jj) = s.mu(perm[j0 + jj]);
     }
     if (j0 > 0) {
       // blk -= U[j0:n, 0:j0] diag(c) U[j0:j0+nb, 0:j0]'
-      w.rhs.noalias() = (u.block(j0, 0, nb, j0) * w.c.head(j0).asDiagonal()).transpose();
+      rhs.noalias() = (u.block(j0, 0, nb, j0) * w.c.head(j0).asDiagonal()).transpose();
       const double minus_one = -1.0, one = 1.0;
       const int ldu = n;
-      dgemm_("N", "N", &m, &nb, &j0, &minus_one, u.data() + j0, &ldu, w.rhs.data(), &j0, &one,
-             w.blk.data(), &m, 1, 1);
+      dgemm_("N", "N", &m, &nb, &j0, &minus_one, u.data() + j0, &ldu, rhs.data(), &j0, &one,
+             blk.data(), &m, 1, 1);
       w.mu_blk.noalias() -= u.block(j0, 0, nb, j0) * w.g.head(j0);
     }
     for (int jj = 0; jj < nb; ++jj) {
@@ -514,11 +524,11 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
       if (jj > 0) {
         // updates from this block's earlier sites (left-looking, one gemv):
         // column k < jj of blk holds s_k on rows >= k.
-        w.coef.head(jj) = w.c.segment(j0, jj).cwiseProduct(w.blk.row(jj).head(jj).transpose());
-        w.blk.col(jj).tail(m - jj).noalias() -= w.blk.block(jj, 0, m - jj, jj) * w.coef.head(jj);
-        w.mu_blk(jj) -= w.blk.row(jj).head(jj).dot(w.g.segment(j0, jj));
+        w.coef.head(jj) = w.c.segment(j0, jj).cwiseProduct(blk.row(jj).head(jj).transpose());
+        blk.col(jj).tail(m - jj).noalias() -= blk.block(jj, 0, m - jj, jj) * w.coef.head(jj);
+        w.mu_blk(jj) -= blk.row(jj).head(jj).dot(w.g.segment(j0, jj));
       }
-      const double sii = w.blk(jj, jj), mui = w.mu_blk(jj);
+      const double sii = blk(jj, jj), mui = w.mu_blk(jj);
       double dt, dn;
       double c = 0, g = 0;
       if (propose_site(i, sii, mui, y, lik, opt, delta, s, dt, dn)) {
@@ -535,7 +545,7 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
     }
     // U[j0:n, J] = blk (rows below each column's own position are final;
     // the ones above are finite and never read)
-    u.block(j0, j0, m, nb) = w.blk;
+    u.block(j0, j0, m, nb) = blk;
   }
   return max_change;
 }
@@ -597,6 +607,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   double log_z_old = s.log_z;
   std::vector<int> perm(n);
   SweepWorkspace work;
+  MatrixXd sigma_prev, spare;  // recycled n x n storage
   int sweep = 0;
   while (sweep < opt.max_sweeps) {
     ++sweep;
@@ -618,9 +629,10 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     // diag(Sigma) and mu between sweeps.
     const VectorXd mu0 = s.mu;
     const VectorXd diag0 = s.sigma.diagonal();
-    MatrixXd sigma_prev;
     if (!opt.parallel) sigma_prev.swap(s.sigma);
-    const bool ok = ep_refresh(k, chol_k, s, opt.parallel) && ep_evidence(y, lik, s);
+    const bool ok = ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
+    // the previous Sigma's storage serves the next refresh
+    if (ok && !opt.parallel) spare.swap(sigma_prev);
     if (!ok) {
       // Revert-and-halve damping (spec §3.3, GPstuff's strategy).
       s.site_tau = tau0; s.site_nu = nu0; s.mu = mu0;

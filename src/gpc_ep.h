@@ -90,7 +90,9 @@ struct EpState {
 // Returns false if the posterior is improper. `chol_k` is chol(K); it is only
 // needed when many sites are negative (it is computed here if empty).
 // With `diagonal_only`, sigma holds only the right diagonal (parallel EP).
-bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only = false);
+// `scratch` (optional) is n x n storage reused across calls.
+bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only = false,
+                MatrixXd* scratch = nullptr);
 // Cavities, per-site quantities and log Z_EP at the current posterior
 // (spec §3.5). Returns false if any cavity is improper.
 bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s);
