@@ -224,9 +224,9 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
                 MatrixXd* scratch) {
   const int n = static_cast<int>(k.rows());
   const VectorXd& tau = s.site_tau;
-  std::vector<int> pos, other, neg;  // tau > 0; tau <= 0; tau < 0
+  std::vector<int> pos, other, neg;  // tau != 0; tau == 0; tau < 0
   for (int i = 0; i < n; ++i) {
-    if (tau(i) > 0) pos.push_back(i);
+    if (tau(i) != 0) pos.push_back(i);
     else other.push_back(i);
     if (tau(i) < 0) neg.push_back(i);
   }
@@ -236,15 +236,17 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
     return ok && s.mu.allFinite() && s.sigma.diagonal().allFinite();
   }
   // Posterior with the positive sites only (R&W Alg. 3.5, case A):
-  // B = I + S K S with S = diag(sqrt(max(tau, 0))), and
-  // Sigma_+ = (K^-1 + T_+)^-1 = S^-1 (I - B^-1) S^-1   (rows/columns tau > 0)
+  // Negative sites enter first with |tau| and are then corrected by Woodbury
+  // (below), so that all but the (rare) tau == 0 columns come from B^-1:
+  // B = I + S K S with S = diag(sqrt|tau|), T_+ = |T|, and
+  // Sigma_+ = (K^-1 + T_+)^-1 = S^-1 (I - B^-1) S^-1   (rows/columns tau != 0)
   //         = K - Sigma_+ T_+ K                        (any row or column).
   // The first form needs one Cholesky and one inverse of B, n^3 flops in all,
   // against 7/3 n^3 for K - V'V with V = L^-1 S K. Its off-diagonal entries
   // keep their relative accuracy for small tau (row i of B scales with
   // sqrt(tau_i)), but its diagonal 1 - (B^-1)_ii cancels; those diagonal
-  // entries and the columns with tau <= 0 come from the second form.
-  const VectorXd tau_pos = tau.cwiseMax(0.0);
+  // entries and the columns with tau == 0 come from the second form.
+  const VectorXd tau_pos = tau.cwiseAbs();
   const VectorXd sq = tau_pos.cwiseSqrt();
   JitterPolicy exact;
   exact.max_tries = 0;
@@ -271,24 +273,24 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
     s.sigma.swap(binv);
     MatrixXd& sig = s.sigma;
     const VectorXd binv_diag = sig.diagonal();
-    // 1/sqrt(tau) on P and 0 elsewhere: rows and columns with tau <= 0 start
+    // 1/sqrt|tau| on P and 0 elsewhere: rows and columns with tau == 0 start
     // at zero and are filled below.
     VectorXd inv_sq(n);
-    for (int i = 0; i < n; ++i) inv_sq(i) = tau(i) > 0 ? 1.0 / sq(i) : 0.0;
+    for (int i = 0; i < n; ++i) inv_sq(i) = tau(i) != 0 ? 1.0 / sq(i) : 0.0;
     for (int j = 0; j < n; ++j) {
       // lower triangle only (dpotri leaves the upper one untouched)
       sig.col(j).tail(n - j) = sig.col(j).tail(n - j).cwiseProduct(inv_sq.tail(n - j)) * (-inv_sq(j));
-      if (tau(j) > 0) sig(j, j) += 1.0 / tau(j);
+      if (tau(j) != 0) sig(j, j) += 1.0 / tau_pos(j);
     }
     sig.triangularView<Eigen::StrictlyUpper>() = sig.transpose();
     for (int i = 0; i < n; ++i) {
-      if (!(tau(i) > 0)) continue;
+      if (tau(i) == 0) continue;
       if (1.0 - binv_diag(i) >= kWeakSite) continue;
       // Sigma_ii (1 + tau_i K_ii) = K_ii - sum_{j != i} Sigma_ij tau_j K_ji
       // (tau_pos is zero on the rows of sig not yet filled)
-      const double own = sig(i, i) * tau(i) * k(i, i);
+      const double own = sig(i, i) * tau_pos(i) * k(i, i);
       const double acc = k(i, i) - (sig.col(i).dot(tau_pos.cwiseProduct(k.col(i))) - own);
-      sig(i, i) = acc / (1.0 + tau(i) * k(i, i));
+      sig(i, i) = acc / (1.0 + tau_pos(i) * k(i, i));
     }
     if (n_other > 0) {
       // Sigma_+[:, O] = K[:, O] - Sigma_+ (T_+ K[:, O]); rows O of Sigma_+ are
@@ -332,7 +334,7 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
     const VectorXd binv_diag = binv.colwise().squaredNorm().transpose();
     std::vector<int> direct;  // diagonal entries that need K_ii - |L^-1 S K_i|^2
     for (int i = 0; i < n; ++i) {
-      if (tau(i) > 0 && 1.0 - binv_diag(i) >= kWeakSite) diag(i) = (1.0 - binv_diag(i)) / tau(i);
+      if (tau(i) != 0 && 1.0 - binv_diag(i) >= kWeakSite) diag(i) = (1.0 - binv_diag(i)) / tau_pos(i);
       else direct.push_back(i);
     }
     const int nd = static_cast<int>(direct.size());
@@ -365,11 +367,12 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
 
   if (n_neg > 0) {
     // Negative sites by Woodbury (spec §3.2 case B without an n^3 step):
-    // Sigma = Sigma_+ + G C^-1 G' with G = Sigma_+[:, N] D^1/2, D = |T_N|,
+    // Sigma^-1 = Sigma_+^-1 - D on N with D = 2 |T_N| (Sigma_+ holds |T_N|), so
+    // Sigma = Sigma_+ + G C^-1 G' with G = Sigma_+[:, N] D^1/2 and
     // C = I - D^1/2 Sigma_+[N, N] D^1/2. Sigma is proper iff C is positive
     // definite, and |I + K T| = |B| |C|.
     VectorXd dsq(n_neg);
-    for (int c = 0; c < n_neg; ++c) dsq(c) = std::sqrt(-tau(neg[c]));
+    for (int c = 0; c < n_neg; ++c) dsq(c) = std::sqrt(-2.0 * tau(neg[c]));
     const MatrixXd g = neg_cols * dsq.asDiagonal();
     MatrixXd cm(n_neg, n_neg);
     for (int c = 0; c < n_neg; ++c)

@@ -17,9 +17,10 @@
 #   parallel_over_chol   parallel schedule (refresh of diag(Sigma) only)
 #   reference_over_chol  sequential with one-at-a-time rank-one updates of the
 #                        full Sigma (block_size = 0; the pre-blocking method)
+#   *_cpu                the same ratios from CPU time (user + system)
 #   flops_over_chol      sequential sweep flops / chol flops by the count in
-#                        inst/bench/gpc_ep/README.md (4, plus the weak and
-#                        negative-site terms, which this run reports)
+#                        inst/bench/gpc_ep/README.md (4, plus the terms for
+#                        sites with tau <= 0, whose numbers this run reports)
 args <- commandArgs(trailingOnly = TRUE)
 sizes <- if (length(args) >= 1) as.integer(strsplit(args[1], ",")[[1]]) else c(500L, 1000L, 2000L)
 out <- if (length(args) >= 2) args[2] else "bench_gpc_ep.csv"
@@ -35,8 +36,15 @@ kl_predict <- function(model, x, chunk = 200) {
   idx <- split(seq_len(nrow(x)), ceiling(seq_len(nrow(x)) / chunk))
   unlist(lapply(idx, function(i) as.character(predict(model, x[i, , drop = FALSE]))))
 }
+# Best of `times` runs, as c(elapsed, cpu) seconds; cpu = user + system time
+# of this process, which (with one BLAS thread) is the steadier of the two on
+# a shared machine.
 best_of <- function(expr_fun, times = 3) {
-  min(vapply(seq_len(times), function(i) system.time(expr_fun())[["elapsed"]], numeric(1)))
+  t <- vapply(seq_len(times), function(i) {
+    st <- system.time(expr_fun())
+    c(st[["elapsed"]], st[["user.self"]] + st[["sys.self"]])
+  }, numeric(2))
+  apply(t, 1, min)
 }
 sweep_seconds <- function(K, y, ep, extra) {
   ep1 <- modifyList(ep, list(max_sweeps = 1L, min_sweeps = 1L))
@@ -76,9 +84,9 @@ for (n in sizes) {
   extra <- if (n <= 1000) 4L else 2L
   sweep_s <- sweep_seconds(K, y, ep, extra)
   par_s <- sweep_seconds(K, y, modifyList(ep, list(schedule = "parallel", damping = 0.8)), extra)
-  ref_s <- if (n <= 1000) sweep_seconds(K, y, modifyList(ep, list(block_size = 0L)), 1L) else NA_real_
+  ref_s <- if (n <= 1000) sweep_seconds(K, y, modifyList(ep, list(block_size = 0L)), 1L) else c(NA, NA)
   reps <- max(3L, round(4000 / n))
-  chol_s <- best_of(function() for (r in seq_len(reps)) chol(K)) / reps
+  chol_s <- best_of(function() for (r in seq_len(reps)) chol(K), times = 5) / reps
   # the sites after a few sweeps, for the flop count's weak/negative terms
   st <- ns$.gpc_ep_run_k(K, y, 0.05, 0, modifyList(ep, list(max_sweeps = 5L, min_sweeps = 5L)), 1)
   n_other <- sum(st$site_tau <= 0); n_neg <- sum(st$site_tau < 0)
@@ -89,8 +97,10 @@ for (n in sizes) {
     n = n, ep_fit_s = t_ep, ep_sweeps = fit$sweeps, ep_parallel_fit_s = t_par,
     ep_parallel_sweeps = fit_par$sweeps, gausspr_s = t_kl,
     ep_test_error = err_ep, gausspr_test_error = err_kl,
-    chol_s = chol_s, sweep_s = sweep_s, sweep_over_chol = sweep_s / chol_s,
-    parallel_over_chol = par_s / chol_s, reference_over_chol = ref_s / chol_s,
+    chol_s = chol_s[1], sweep_s = sweep_s[1], sweep_over_chol = sweep_s[1] / chol_s[1],
+    parallel_over_chol = par_s[1] / chol_s[1], reference_over_chol = ref_s[1] / chol_s[1],
+    sweep_over_chol_cpu = sweep_s[2] / chol_s[2], parallel_over_chol_cpu = par_s[2] / chol_s[2],
+    reference_over_chol_cpu = ref_s[2] / chol_s[2],
     tau_nonpositive = n_other, tau_negative = n_neg, flops_over_chol = flops)
   print(rows[[length(rows)]])
 }
