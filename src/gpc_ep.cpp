@@ -32,6 +32,10 @@ void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* inf
              std::size_t uplo_len);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info,
              std::size_t uplo_len);
+void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b,
+            const int* ldb, std::size_t side_len, std::size_t uplo_len, std::size_t transa_len,
+            std::size_t diag_len);
 void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
              int* info, std::size_t uplo_len, std::size_t diag_len);
 }
@@ -66,6 +70,14 @@ void lower_solve_in_place(const MatrixXd& l, MatrixXd& b) {
   const int n = static_cast<int>(l.rows()), m = static_cast<int>(b.cols());
   const double one = 1.0;
   dtrsm_("L", "L", "N", "N", &n, &m, &one, l.data(), &n, b.data(), &n, 1, 1, 1, 1);
+}
+
+// b <- L b (trans = "N") or L' b (trans = "T") for lower-triangular L.
+void lower_multiply_in_place(const MatrixXd& l, const char* trans, MatrixXd& b) {
+  const int n = static_cast<int>(l.rows()), m = static_cast<int>(b.cols());
+  if (m == 0) return;
+  const double one = 1.0;
+  dtrmm_("L", "L", trans, "N", &n, &m, &one, l.data(), &n, b.data(), &n, 1, 1, 1, 1);
 }
 
 // Lower triangle of c <- beta c + alpha a' a, then mirrored to the upper one.
@@ -341,19 +353,21 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
     if (nd > 0) {
       MatrixXd x(n, nd);
       for (int c = 0; c < nd; ++c) x.col(c) = sq.cwiseProduct(k.col(direct[c]));
-      const MatrixXd v = binv.triangularView<Eigen::Lower>() * x;
-      for (int c = 0; c < nd; ++c) diag(direct[c]) = k(direct[c], direct[c]) - v.col(c).squaredNorm();
+      lower_multiply_in_place(binv, "N", x);  // L^-1 S K_i
+      for (int c = 0; c < nd; ++c) diag(direct[c]) = k(direct[c], direct[c]) - x.col(c).squaredNorm();
     }
     if (n_neg > 0) {
       // Sigma_+[:, N] = K[:, N] - K S B^-1 S K[:, N]
       MatrixXd x(n, n_neg);
       for (int c = 0; c < n_neg; ++c) x.col(c) = sq.cwiseProduct(k.col(neg[c]));
-      MatrixXd v = binv.triangularView<Eigen::Lower>() * x;
-      x.noalias() = binv.triangularView<Eigen::Lower>().transpose() * v;
+      lower_multiply_in_place(binv, "N", x);
+      lower_multiply_in_place(binv, "T", x);  // B^-1 S K[:, N]
       x = sq.asDiagonal() * x;
       neg_cols.resize(n, n_neg);
       for (int c = 0; c < n_neg; ++c) neg_cols.col(c) = k.col(neg[c]);
-      neg_cols.noalias() -= k * x;
+      const double minus_one = -1.0, one = 1.0;
+      dgemm_("N", "N", &n, &n_neg, &n, &minus_one, k.data(), &n, x.data(), &n, &one,
+             neg_cols.data(), &n, 1, 1);
     }
     // mu_+ = Sigma_+ nu = a - K S B^-1 S a with a = K nu
     const VectorXd a = k * s.site_nu;

@@ -19,8 +19,9 @@
 #                        full Sigma (block_size = 0; the pre-blocking method)
 #   *_cpu                the same ratios from CPU time (user + system)
 #   flops_over_chol      sequential sweep flops / chol flops by the count in
-#                        inst/bench/gpc_ep/README.md (4, plus the terms for
-#                        sites with tau <= 0, whose numbers this run reports)
+#                        inst/bench/gpc_ep/README.md (4, plus terms for the
+#                        sites with tau == 0 and tau < 0 after 5 sweeps,
+#                        columns tau_zero and tau_negative)
 args <- commandArgs(trailingOnly = TRUE)
 sizes <- if (length(args) >= 1) as.integer(strsplit(args[1], ",")[[1]]) else c(500L, 1000L, 2000L)
 out <- if (length(args) >= 2) args[2] else "bench_gpc_ep.csv"
@@ -89,10 +90,11 @@ for (n in sizes) {
   chol_s <- best_of(function() for (r in seq_len(reps)) chol(K), times = 5) / reps
   # the sites after a few sweeps, for the flop count's weak/negative terms
   st <- ns$.gpc_ep_run_k(K, y, 0.05, 0, modifyList(ep, list(max_sweeps = 5L, min_sweeps = 5L)), 1)
-  n_other <- sum(st$site_tau <= 0); n_neg <- sum(st$site_tau < 0)
+  n_zero <- sum(st$site_tau == 0); n_neg <- sum(st$site_tau < 0)
   # flops per sweep / (n^3/3): sweep n^3/3 + chol(B) n^3/3 + potri 2n^3/3
-  # + Sigma columns with tau <= 0 (2 n^2 n_other) + Woodbury (3 n^2 n_neg)
-  flops <- (4 * n^3 / 3 + 2 * n^2 * n_other + 3 * n^2 * n_neg) / (n^3 / 3)
+  # + Sigma columns with tau == 0 (2 n^2 each) + Woodbury for tau < 0
+  # (about 3 n^2 each: triangular solve and rank update)
+  flops <- (4 * n^3 / 3 + 2 * n^2 * n_zero + 3 * n^2 * n_neg) / (n^3 / 3)
   rows[[length(rows) + 1]] <- data.frame(
     n = n, ep_fit_s = t_ep, ep_sweeps = fit$sweeps, ep_parallel_fit_s = t_par,
     ep_parallel_sweeps = fit_par$sweeps, gausspr_s = t_kl,
@@ -101,7 +103,7 @@ for (n in sizes) {
     parallel_over_chol = par_s[1] / chol_s[1], reference_over_chol = ref_s[1] / chol_s[1],
     sweep_over_chol_cpu = sweep_s[2] / chol_s[2], parallel_over_chol_cpu = par_s[2] / chol_s[2],
     reference_over_chol_cpu = ref_s[2] / chol_s[2],
-    tau_nonpositive = n_other, tau_negative = n_neg, flops_over_chol = flops)
+    tau_zero = n_zero, tau_negative = n_neg, flops_over_chol = flops)
   print(rows[[length(rows)]])
 }
 res <- do.call(rbind, rows)
