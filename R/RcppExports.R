@@ -13,8 +13,8 @@
     .Call(`_noisylabels_gpc_ep_run_k_cpp`, k, y, epsilon, sigma, ep, seed)
 }
 
-.gpc_ep_evidence_k <- function(k, y, site_tau, site_nu, epsilon, sigma) {
-    .Call(`_noisylabels_gpc_ep_evidence_k_cpp`, k, y, site_tau, site_nu, epsilon, sigma)
+.gpc_ep_evidence_k <- function(k, y, site_tau, site_nu, epsilon, sigma, diagonal_only = FALSE) {
+    .Call(`_noisylabels_gpc_ep_evidence_k_cpp`, k, y, site_tau, site_nu, epsilon, sigma, diagonal_only)
 }
 
 .gpc_ep_gradient <- function(x, y, spec, epsilon, sigma, ep, seed) {

@@ -115,8 +115,18 @@ gpc_ep.formula <- function(x, data, ..., subset, na.action = stats::na.fail) {
   xm <- stats::model.matrix(tt, mf)
   xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
   fit <- gpc_ep.default(xm, y, ...)
-  fit$terms <- stats::delete.response(tt)
-  fit$xlevels <- stats::.getXlevels(tt, mf)
+  terms <- stats::delete.response(tt)
+  xlevels <- stats::.getXlevels(tt, mf)
+  if (inherits(fit, "gpc_ep_ovr")) {
+    # each binary fit predicts from data frames on its own
+    fit$fits <- lapply(fit$fits, function(f) {
+      f$terms <- terms
+      f$xlevels <- xlevels
+      f
+    })
+  }
+  fit$terms <- terms
+  fit$xlevels <- xlevels
   fit$call <- match.call()
   fit
 }
@@ -234,13 +244,27 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #'   outer tolerance only adds iterations.)
 #' @param epsilon_start Starting value when `epsilon = "learn"` (the paper
 #'   uses 0.01-0.03).
+#' @param schedule `"sequential"` (default): sites are updated one at a time
+#'   in random order, each seeing the posterior left by the previous ones
+#'   (Rasmussen & Williams Alg. 3.5). `"parallel"`: every site is updated from
+#'   the same posterior, then the posterior is recomputed once; a sweep is
+#'   cheaper (between sweeps only the marginal variances are needed) but more
+#'   sweeps are needed and damping is required, so `damping` defaults to 0.8
+#'   here (as in GPstuff). Both converge to the same EP fixed points.
+#' @param block_size Sequential sweeps apply their rank-one updates in blocks
+#'   of this many sites with matrix-matrix products (same iterates as
+#'   one-at-a-time updates, up to rounding); 0 updates the full posterior
+#'   covariance after every site (slower; kept as a reference).
 #' @return A list of class `gpc_ep_control`.
 #' @examples
 #' gpc_ep_control(max_sweeps = 50)
 #' @export
 gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, tol_site = 1e-4,
                            damping = 1, max_outer = 50, lbfgs_steps = 5, tol_outer = 1e-4,
-                           epsilon_start = 0.01) {
+                           epsilon_start = 0.01, schedule = c("sequential", "parallel"),
+                           block_size = 64) {
+  schedule <- match.arg(schedule)
+  if (missing(damping) && schedule == "parallel") damping <- 0.8
   check_count(max_sweeps, "max_sweeps")
   check_count(min_sweeps, "min_sweeps")
   check_number(tol_logz, "tol_logz", 0, open_lower = TRUE)
@@ -250,10 +274,12 @@ gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, to
   check_count(lbfgs_steps, "lbfgs_steps")
   check_number(tol_outer, "tol_outer", 0, open_lower = TRUE)
   check_number(epsilon_start, "epsilon_start", 0, 0.5, open_lower = TRUE, open_upper = TRUE)
+  check_number(block_size, "block_size", 0)
   structure(list(max_sweeps = as.integer(max_sweeps), min_sweeps = as.integer(min_sweeps),
                  tol_logz = tol_logz, tol_site = tol_site, damping = damping,
                  max_outer = as.integer(max_outer), lbfgs_steps = as.integer(lbfgs_steps),
-                 tol_outer = tol_outer, epsilon_start = epsilon_start),
+                 tol_outer = tol_outer, epsilon_start = epsilon_start,
+                 schedule = schedule, block_size = as.integer(block_size)),
             class = "gpc_ep_control")
 }
 
@@ -261,6 +287,7 @@ gpc_ep_ep_options <- function(control, tau) {
   list(max_sweeps = control$max_sweeps, min_sweeps = control$min_sweeps,
        tol_logz = control$tol_logz, tol_site = control$tol_site,
        damping = control$damping, clamp = identical(tau, "clamp"),
+       schedule = control$schedule %||% "sequential", block_size = control$block_size %||% 64L,
        tol_outer_eps = control$tol_outer / 10, tol_outer_theta = control$tol_outer * 10,
        tol_outer_logz = control$tol_outer)
 }

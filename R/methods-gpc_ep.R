@@ -115,10 +115,12 @@ print.gpc_ep <- function(x, digits = 4, ...) {
   cli::cat_line(sprintf("  epsilon: %s (%s)", format(signif(x$epsilon, digits)), eps_how))
   cli::cat_line(sprintf("  log Z_EP: %s", format(round(x$log_z, 3), nsmall = 3)))
   cli::cat_line(sprintf("  kernel: %s; %s", x$kernel$type,
-                        paste(sprintf("%s = %s", x$par_names, format(signif(exp(x$log_par), 3))),
+                        paste(sprintf("%s = %s", x$par_names,
+                                      vapply(signif(exp(x$log_par), 3), format, "")),
                               collapse = ", ")))
   cli::cat_line(sprintf("  flagged labels (P(flip) > 0.5): %d", sum(x$flip_prob > 0.5)))
-  cli::cat_line(sprintf("  EP: %d sweeps in the last run%s; outer iterations: %d (%s)",
+  cli::cat_line(sprintf("  EP (%s): %d sweeps in the last run%s; outer iterations: %d (%s)",
+                        x$control$schedule %||% "sequential",
                         x$sweeps, if (x$ep_converged) "" else " [not converged]",
                         x$outer_iterations, if (x$converged) "converged" else "not converged"))
   invisible(x)
@@ -338,15 +340,54 @@ augment.gpc_ep <- function(x, data = NULL, ...) {
 }
 
 # ---- one-vs-rest -----------------------------------------------------------
+# A gpc_ep_ovr object holds one binary gpc_ep fit per class ("class" against
+# "not class"). Class probabilities are the binary probabilities of each
+# class normalised to sum to one; a label's noise score is the flip
+# probability of that observation in its own class's binary problem.
 
 #' @export
-print.gpc_ep_ovr <- function(x, ...) {
-  cli::cat_line(sprintf("<gpc_ep_ovr> %d one-vs-rest EP classifiers, n = %d", length(x$fits), x$n))
+print.gpc_ep_ovr <- function(x, digits = 4, ...) {
+  cli::cat_line(sprintf("<gpc_ep_ovr> %d one-vs-rest EP classifiers, %s likelihood, n = %d",
+                        length(x$fits), x$fits[[1]]$likelihood, x$n))
   for (lv in x$levels) {
     f <- x$fits[[lv]]
-    cli::cat_line(sprintf("  %-12s epsilon = %s, log Z_EP = %.3f", lv,
-                          format(signif(f$epsilon, 3)), f$log_z))
+    cli::cat_line(sprintf("  %-12s epsilon = %s, log Z_EP = %s, flagged = %d", lv,
+                          format(signif(f$epsilon, digits)), format(round(f$log_z, 3), nsmall = 3),
+                          sum(f$flip_prob > 0.5)))
   }
+  cli::cat_line(sprintf("  labels flagged (P(flip) > 0.5 in their own class's problem): %d",
+                        sum(noise_scores(x) > 0.5)))
+  invisible(x)
+}
+
+#' @export
+summary.gpc_ep_ovr <- function(object, ...) {
+  cls <- predict(object, type = "class")
+  per_class <- data.frame(
+    class = object$levels,
+    n_class = vapply(object$levels, function(lv) sum(object$y == lv), integer(1)),
+    epsilon = vapply(object$fits, `[[`, numeric(1), "epsilon"),
+    log_z = vapply(object$fits, `[[`, numeric(1), "log_z"),
+    flagged = vapply(object$fits, function(f) sum(f$flip_prob > 0.5), integer(1)),
+    sweeps = vapply(object$fits, `[[`, integer(1), "sweeps"),
+    converged = vapply(object$fits, `[[`, logical(1), "converged"),
+    row.names = NULL, stringsAsFactors = FALSE)
+  structure(list(n = object$n, levels = object$levels, likelihood = object$fits[[1]]$likelihood,
+                 per_class = per_class, training_error = mean(cls != object$y),
+                 flagged = sum(noise_scores(object) > 0.5)),
+            class = "summary.gpc_ep_ovr")
+}
+
+#' @export
+print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
+  cli::cat_line("One-vs-rest EP Gaussian-process classification with labelling errors")
+  cli::cat_line(sprintf("%d classes, n = %d, %s likelihood", length(x$levels), x$n, x$likelihood))
+  pc <- x$per_class
+  pc$epsilon <- signif(pc$epsilon, digits)
+  pc$log_z <- round(pc$log_z, 3)
+  print(pc, row.names = FALSE)
+  cli::cat_line(sprintf("Training error: %s; labels flagged (P(flip) > 0.5): %d",
+                        format(signif(x$training_error, 3)), x$flagged))
   invisible(x)
 }
 
@@ -362,6 +403,18 @@ predict.gpc_ep_ovr <- function(object, newdata = NULL, type = c("class", "prob")
   factor(object$levels[max.col(p, ties.method = "first")], levels = object$levels)
 }
 
+#' @rdname predict.gpc_ep
+#' @export
+fitted.gpc_ep_ovr <- function(object, ...) predict(object, type = "prob")
+
+#' @export
+coef.gpc_ep_ovr <- function(object, ...) {
+  vapply(object$fits, coef, numeric(length(coef(object$fits[[1]]))))
+}
+
+#' @export
+nobs.gpc_ep_ovr <- function(object, ...) object$n
+
 #' @export
 noise_scores.gpc_ep_ovr <- function(object, ...) {
   idx <- match(as.character(object$y), object$levels)
@@ -371,9 +424,125 @@ noise_scores.gpc_ep_ovr <- function(object, ...) {
 
 #' @export
 label_issues.gpc_ep_ovr <- function(object, threshold = 0.5, ...) {
+  check_number(threshold, "threshold", 0, 1)
   s <- noise_scores(object)
+  p <- predict(object, type = "prob")
+  own <- p[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
   new_label_issues(seq_len(object$n), s, s > threshold, label = object$y,
-                   predicted = predict(object, type = "class"))
+                   predicted = factor(object$levels[max.col(p, ties.method = "first")],
+                                      levels = object$levels),
+                   prob_label = own)
+}
+
+#' @rdname tidy.gpc_ep
+#' @export
+tidy.gpc_ep_ovr <- function(x, ...) {
+  out <- do.call(rbind, lapply(x$levels, function(lv) {
+    cbind(class = lv, tidy(x$fits[[lv]]), stringsAsFactors = FALSE)
+  }))
+  rownames(out) <- NULL
+  out
+}
+
+#' @rdname tidy.gpc_ep
+#' @export
+glance.gpc_ep_ovr <- function(x, ...) {
+  data.frame(n = x$n, n_classes = length(x$levels),
+             training_error = mean(predict(x, type = "class") != x$y),
+             n_flagged = sum(noise_scores(x) > 0.5),
+             converged = all(vapply(x$fits, `[[`, logical(1), "converged")),
+             sweeps = sum(vapply(x$fits, `[[`, integer(1), "sweeps")))
+}
+
+#' @rdname tidy.gpc_ep
+#' @export
+augment.gpc_ep_ovr <- function(x, data = NULL, ...) {
+  out <- if (is.null(data)) as.data.frame(gpc_ep_original_x(x$fits[[1]])) else as.data.frame(data)
+  if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")
+  p <- predict(x, type = "prob")
+  out$.label <- x$y
+  for (lv in x$levels) out[[paste0(".prob_", lv)]] <- unname(p[, lv])
+  out$.class <- factor(x$levels[max.col(p, ties.method = "first")], levels = x$levels)
+  s <- noise_scores(x)
+  out$.noise_score <- s
+  out$.flagged <- s > 0.5
+  out
+}
+
+#' @rdname plot.gpc_ep
+#' @export
+plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
+                            threshold = 0.5, ...) {
+  type <- match.arg(type)
+  f1 <- x$fits[[1]]
+  if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
+  s <- noise_scores(x)
+  if (type == "regions") {
+    d <- gpc_ep_ovr_region_grid(x, grid)
+    cols <- grDevices::hcl.colors(length(x$levels), "Dark 3")
+    z <- matrix(as.integer(d$grid$class), length(d$g1))
+    graphics::image(d$g1, d$g2, z, col = grDevices::adjustcolor(cols, 0.35),
+                    breaks = seq(0.5, length(x$levels) + 0.5),
+                    xlab = f1$colnames[1] %||% "x1", ylab = f1$colnames[2] %||% "x2", ...)
+    xo <- gpc_ep_original_x(f1)
+    graphics::points(xo, pch = 16, col = cols[as.integer(x$y)])
+    fl <- s > threshold
+    if (any(fl)) graphics::points(xo[fl, , drop = FALSE], cex = 2.2, lwd = 2)
+    graphics::legend("topright", bty = "n", cex = 0.8, legend = c(x$levels, "suspected flip"),
+                     pch = c(rep(16, length(x$levels)), 1), col = c(cols, "black"))
+  } else {
+    graphics::plot(seq_along(s), s, ylim = c(0, 1), pch = 16,
+                   col = ifelse(s > threshold, "red", "grey40"),
+                   xlab = "observation", ylab = "P(label flipped | data)", ...)
+    graphics::abline(h = threshold, lty = 2)
+  }
+  invisible(x)
+}
+
+gpc_ep_ovr_region_grid <- function(object, grid) {
+  f1 <- object$fits[[1]]
+  if (ncol(f1$x) != 2L) abort_input("Decision regions need exactly two input columns.")
+  xo <- gpc_ep_original_x(f1)
+  r1 <- range(xo[, 1]); r2 <- range(xo[, 2])
+  g1 <- seq(r1[1] - 0.05 * diff(r1), r1[2] + 0.05 * diff(r1), length.out = grid)
+  g2 <- seq(r2[1] - 0.05 * diff(r2), r2[2] + 0.05 * diff(r2), length.out = grid)
+  gr <- as.matrix(expand.grid(g1, g2))
+  colnames(gr) <- f1$colnames
+  tmp <- object
+  tmp$fits <- lapply(object$fits, function(f) { f$terms <- NULL; f })
+  list(g1 = g1, g2 = g2,
+       grid = data.frame(x1 = gr[, 1], x2 = gr[, 2], class = predict(tmp, gr, type = "class")))
+}
+
+#' @rdname plot.gpc_ep
+#' @exportS3Method ggplot2::autoplot
+autoplot.gpc_ep_ovr <- function(object, type = c("auto", "regions", "scores"), grid = 60,
+                                threshold = 0.5, ...) {
+  if (!requireNamespace("ggplot2", quietly = TRUE)) {
+    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
+  }
+  type <- match.arg(type)
+  f1 <- object$fits[[1]]
+  if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
+  s <- noise_scores(object)
+  if (type == "regions") {
+    d <- gpc_ep_ovr_region_grid(object, grid)
+    xo <- gpc_ep_original_x(f1)
+    pts <- data.frame(x1 = xo[, 1], x2 = xo[, 2], label = object$y, flagged = s > threshold)
+    ggplot2::ggplot(d$grid, ggplot2::aes(.data$x1, .data$x2)) +
+      ggplot2::geom_raster(ggplot2::aes(fill = .data$class), alpha = 0.35) +
+      ggplot2::geom_point(data = pts, ggplot2::aes(colour = .data$label)) +
+      ggplot2::geom_point(data = pts[pts$flagged, , drop = FALSE], shape = 1, size = 5) +
+      ggplot2::labs(x = f1$colnames[1] %||% "x1", y = f1$colnames[2] %||% "x2",
+                    fill = "predicted", colour = "label",
+                    caption = "circled: P(label flipped) > threshold")
+  } else {
+    df <- data.frame(row = seq_len(object$n), score = s, flagged = s > threshold)
+    ggplot2::ggplot(df, ggplot2::aes(.data$row, .data$score, colour = .data$flagged)) +
+      ggplot2::geom_point() + ggplot2::geom_hline(yintercept = threshold, linetype = 2) +
+      ggplot2::scale_colour_manual(values = c(`FALSE` = "grey40", `TRUE` = "red")) +
+      ggplot2::labs(x = "observation", y = "P(label flipped | data)")
+  }
 }
 
 # ggplot2's .data pronoun in aes() (ggplot2 is in Suggests).

@@ -55,8 +55,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpc_ep_evidence_k_cpp
-Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau, const MapVec site_nu, double epsilon, double sigma);
-RcppExport SEXP _noisylabels_gpc_ep_evidence_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP site_tauSEXP, SEXP site_nuSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP) {
+Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau, const MapVec site_nu, double epsilon, double sigma, bool diagonal_only);
+RcppExport SEXP _noisylabels_gpc_ep_evidence_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP site_tauSEXP, SEXP site_nuSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP diagonal_onlySEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -66,7 +66,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type site_nu(site_nuSEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
     Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_evidence_k_cpp(k, y, site_tau, site_nu, epsilon, sigma));
+    Rcpp::traits::input_parameter< bool >::type diagonal_only(diagonal_onlySEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_evidence_k_cpp(k, y, site_tau, site_nu, epsilon, sigma, diagonal_only));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -574,7 +575,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_log_normal_cdf_cpp", (DL_FUNC) &_noisylabels_gpc_ep_log_normal_cdf_cpp, 1},
     {"_noisylabels_gpc_ep_moments_cpp", (DL_FUNC) &_noisylabels_gpc_ep_moments_cpp, 5},
     {"_noisylabels_gpc_ep_run_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_run_k_cpp, 6},
-    {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 6},
+    {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 7},
     {"_noisylabels_gpc_ep_gradient_cpp", (DL_FUNC) &_noisylabels_gpc_ep_gradient_cpp, 7},
     {"_noisylabels_gpc_ep_objective_cpp", (DL_FUNC) &_noisylabels_gpc_ep_objective_cpp, 7},
     {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 15},

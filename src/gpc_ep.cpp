@@ -28,6 +28,16 @@ void dgemm_(const char* transa, const char* transb, const int* m, const int* n, 
 void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
             const double* a, const int* lda, const double* beta, double* c, const int* ldc,
             std::size_t uplo_len, std::size_t trans_len);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info,
+             std::size_t uplo_len);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info,
+             std::size_t uplo_len);
+void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b,
+            const int* ldb, std::size_t side_len, std::size_t uplo_len, std::size_t transa_len,
+            std::size_t diag_len);
+void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
+             int* info, std::size_t uplo_len, std::size_t diag_len);
 }
 
 namespace noisylabels {
@@ -60,6 +70,14 @@ void lower_solve_in_place(const MatrixXd& l, MatrixXd& b) {
   const int n = static_cast<int>(l.rows()), m = static_cast<int>(b.cols());
   const double one = 1.0;
   dtrsm_("L", "L", "N", "N", &n, &m, &one, l.data(), &n, b.data(), &n, 1, 1, 1, 1);
+}
+
+// b <- L b (trans = "N") or L' b (trans = "T") for lower-triangular L.
+void lower_multiply_in_place(const MatrixXd& l, const char* trans, MatrixXd& b) {
+  const int n = static_cast<int>(l.rows()), m = static_cast<int>(b.cols());
+  if (m == 0) return;
+  const double one = 1.0;
+  dtrmm_("L", "L", trans, "N", &n, &m, &one, l.data(), &n, b.data(), &n, 1, 1, 1, 1);
 }
 
 // Lower triangle of c <- beta c + alpha a' a, then mirrored to the upper one.
@@ -139,48 +157,265 @@ SiteMoments tilted_moments(double y, double cav_mean, double cav_var, const EpLi
   return m;
 }
 
-bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s) {
+namespace {
+
+// Below this value of tau_i Sigma_ii (= 1 - (B^-1)_ii, the share of site i in
+// the posterior precision of f_i) the diagonal entry of
+// Sigma = S^-1 (I - B^-1) S^-1 loses more than about three digits to
+// cancellation; it is then computed from Sigma = K - Sigma T K instead.
+constexpr double kWeakSite = 1e-3;
+// Woodbury over the negative sites pays while they are few; beyond this share
+// of n the spec's I + L_K' T L_K form is cheaper.
+constexpr double kMaxNegativeShare = 0.25;
+
+// Spec §3.2 case B with any signs: M = I + L_K' T L_K = R R'; chol(M) exists
+// iff the posterior is proper; Sigma = W'W with W = R^-1 L_K'.
+bool refresh_case_b(const MatrixXd& k, const Cholesky& chol_k_in, EpState& s, bool diagonal_only) {
   const int n = static_cast<int>(k.rows());
   const VectorXd& tau = s.site_tau;
   JitterPolicy exact;
-  exact.max_tries = 0;  // a failure here means "improper", never add jitter
-  if ((tau.array() >= 0.0).all()) {
-    // Case A (R&W Alg. 3.5): B = I + S K S, S = diag(sqrt(tau)).
-    const VectorXd sq = tau.array().sqrt();
-    MatrixXd b = sq.asDiagonal() * k * sq.asDiagonal();
-    b.diagonal().array() += 1.0;
-    Cholesky chol_b;
+  exact.max_tries = 0;
+  Cholesky local;
+  const Cholesky* chol_k = &chol_k_in;
+  if (chol_k_in.n() != n) {
     try {
-      chol_b.compute(std::move(b), exact);
+      local.compute(k, exact);
     } catch (const NumericalError&) {
       return false;
     }
-    MatrixXd v = sq.asDiagonal() * k;
-    lower_solve_in_place(chol_b.factor(), v);
-    s.sigma = k;
-    symmetric_crossprod(v, -1.0, 1.0, s.sigma);
-    s.half_logdet = 0.5 * chol_b.logdet();
-  } else {
-    // Case B (spec §3.2): M = I + L_K' T L_K; chol(M) exists iff the
-    // posterior is proper; Sigma = W'W with W = R^-1 L_K'.
-    const MatrixXd& lk = chol_k.factor();
-    MatrixXd lower = lk.triangularView<Eigen::Lower>();
-    MatrixXd m = MatrixXd::Identity(n, n);
-    m.noalias() += lower.transpose() * (tau.asDiagonal() * lower);
-    Cholesky chol_m;
-    try {
-      chol_m.compute(std::move(m), exact);
-    } catch (const NumericalError&) {
-      return false;
-    }
-    MatrixXd w = lower.transpose();
-    lower_solve_in_place(chol_m.factor(), w);
-    s.sigma = MatrixXd::Zero(n, n);
-    symmetric_crossprod(w, 1.0, 0.0, s.sigma);
-    s.half_logdet = 0.5 * chol_m.logdet();
+    chol_k = &local;
   }
-  s.mu.noalias() = s.sigma * s.site_nu;
-  return s.sigma.allFinite() && s.mu.allFinite();
+  const MatrixXd& lk = chol_k->factor();
+  // Rows of sqrt|T| L_K, split by the sign of tau, so that L_K' T L_K is one
+  // dsyrk per sign (n^3 flops in all instead of a general product).
+  std::vector<int> pos, neg;
+  for (int i = 0; i < n; ++i) {
+    if (tau(i) > 0) pos.push_back(i);
+    else if (tau(i) < 0) neg.push_back(i);
+  }
+  MatrixXd m = MatrixXd::Identity(n, n);
+  auto add_rows = [&](const std::vector<int>& rows, double sign) {
+    const int r = static_cast<int>(rows.size());
+    if (r == 0) return;
+    MatrixXd g = MatrixXd::Zero(r, n);
+    for (int a = 0; a < r; ++a) {
+      const int i = rows[a];
+      const double w = std::sqrt(std::abs(tau(i)));
+      for (int j = 0; j <= i; ++j) g(a, j) = w * lk(i, j);
+    }
+    const double one = 1.0;
+    dsyrk_("L", "T", &n, &r, &sign, g.data(), &r, &one, m.data(), &n, 1, 1);
+  };
+  add_rows(pos, 1.0);
+  add_rows(neg, -1.0);
+  Cholesky chol_m;
+  try {
+    chol_m.compute(std::move(m), exact);
+  } catch (const NumericalError&) {
+    return false;
+  }
+  MatrixXd w = lk.triangularView<Eigen::Lower>().transpose();
+  lower_solve_in_place(chol_m.factor(), w);
+  if (diagonal_only) {
+    s.sigma.resize(n, n);
+    s.sigma.diagonal() = w.colwise().squaredNorm().transpose();
+    // mu = Sigma nu = W'(W nu)
+    s.mu.noalias() = w.transpose() * (w * s.site_nu);
+  } else {
+    s.sigma.setZero(n, n);
+    symmetric_crossprod(w, 1.0, 0.0, s.sigma);
+    s.mu.noalias() = s.sigma * s.site_nu;
+  }
+  s.half_logdet = 0.5 * chol_m.logdet();
+  return true;
+}
+
+}  // namespace
+
+bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only,
+                MatrixXd* scratch) {
+  const int n = static_cast<int>(k.rows());
+  const VectorXd& tau = s.site_tau;
+  std::vector<int> pos, other, neg;  // tau != 0; tau == 0; tau < 0
+  for (int i = 0; i < n; ++i) {
+    if (tau(i) != 0) pos.push_back(i);
+    else other.push_back(i);
+    if (tau(i) < 0) neg.push_back(i);
+  }
+  const int n_neg = static_cast<int>(neg.size()), n_other = static_cast<int>(other.size());
+  if (n_neg > kMaxNegativeShare * n) {
+    const bool ok = refresh_case_b(k, chol_k, s, diagonal_only);
+    return ok && s.mu.allFinite() && s.sigma.diagonal().allFinite();
+  }
+  // Posterior with the positive sites only (R&W Alg. 3.5, case A):
+  // Negative sites enter first with |tau| and are then corrected by Woodbury
+  // (below), so that all but the (rare) tau == 0 columns come from B^-1:
+  // B = I + S K S with S = diag(sqrt|tau|), T_+ = |T|, and
+  // Sigma_+ = (K^-1 + T_+)^-1 = S^-1 (I - B^-1) S^-1   (rows/columns tau != 0)
+  //         = K - Sigma_+ T_+ K                        (any row or column).
+  // The first form needs one Cholesky and one inverse of B, n^3 flops in all,
+  // against 7/3 n^3 for K - V'V with V = L^-1 S K. Its off-diagonal entries
+  // keep their relative accuracy for small tau (row i of B scales with
+  // sqrt(tau_i)), but its diagonal 1 - (B^-1)_ii cancels; those diagonal
+  // entries and the columns with tau == 0 come from the second form.
+  const VectorXd tau_pos = tau.cwiseAbs();
+  const VectorXd sq = tau_pos.cwiseSqrt();
+  JitterPolicy exact;
+  exact.max_tries = 0;
+  // B is factored and inverted in place in recycled storage: at n = 2000
+  // each fresh n x n allocation costs tens of milliseconds of page faults.
+  MatrixXd local_buffer;
+  MatrixXd& binv = scratch ? *scratch : local_buffer;  // B, then L_B, then B^-1 or L_B^-1
+  binv.resize(n, n);
+  binv.noalias() = sq.asDiagonal() * k * sq.asDiagonal();
+  binv.diagonal().array() += 1.0;
+  if (!binv.diagonal().allFinite()) return false;
+  int potrf_info = 0;
+  dpotrf_("L", &n, binv.data(), &n, &potrf_info, 1);
+  // B >= I in exact arithmetic: only non-finite input ends here
+  if (potrf_info != 0) return false;
+  double half_logdet = binv.diagonal().array().log().sum();
+  int info = 0;
+  VectorXd diag(n);
+  MatrixXd neg_cols;  // Sigma_+[:, N]
+  if (!diagonal_only) {
+    dpotri_("L", &n, binv.data(), &n, &info, 1);
+    if (info != 0) return false;
+    // B^-1 becomes Sigma_+ in place (no n x n copy).
+    s.sigma.swap(binv);
+    MatrixXd& sig = s.sigma;
+    const VectorXd binv_diag = sig.diagonal();
+    // 1/sqrt|tau| on P and 0 elsewhere: rows and columns with tau == 0 start
+    // at zero and are filled below.
+    VectorXd inv_sq(n);
+    for (int i = 0; i < n; ++i) inv_sq(i) = tau(i) != 0 ? 1.0 / sq(i) : 0.0;
+    for (int j = 0; j < n; ++j) {
+      // lower triangle only (dpotri leaves the upper one untouched)
+      sig.col(j).tail(n - j) = sig.col(j).tail(n - j).cwiseProduct(inv_sq.tail(n - j)) * (-inv_sq(j));
+      if (tau(j) != 0) sig(j, j) += 1.0 / tau_pos(j);
+    }
+    sig.triangularView<Eigen::StrictlyUpper>() = sig.transpose();
+    for (int i = 0; i < n; ++i) {
+      if (tau(i) == 0) continue;
+      if (1.0 - binv_diag(i) >= kWeakSite) continue;
+      // Sigma_ii (1 + tau_i K_ii) = K_ii - sum_{j != i} Sigma_ij tau_j K_ji
+      // (tau_pos is zero on the rows of sig not yet filled)
+      const double own = sig(i, i) * tau_pos(i) * k(i, i);
+      const double acc = k(i, i) - (sig.col(i).dot(tau_pos.cwiseProduct(k.col(i))) - own);
+      sig(i, i) = acc / (1.0 + tau_pos(i) * k(i, i));
+    }
+    if (n_other > 0) {
+      // Sigma_+[:, O] = K[:, O] - Sigma_+ (T_+ K[:, O]); rows O of Sigma_+ are
+      // still zero here, so this is right in rows P, then mirrored, then the
+      // O x O block is redone with the now complete rows.
+      MatrixXd x(n, n_other), cols(n, n_other);
+      for (int c = 0; c < n_other; ++c) {
+        x.col(c) = tau_pos.cwiseProduct(k.col(other[c]));
+        cols.col(c) = k.col(other[c]);
+      }
+      const double minus_one = -1.0, one = 1.0;
+      dgemm_("N", "N", &n, &n_other, &n, &minus_one, sig.data(), &n, x.data(), &n, &one,
+             cols.data(), &n, 1, 1);
+      for (int c = 0; c < n_other; ++c) {
+        const int j = other[c];
+        for (int i : pos) {
+          sig(i, j) = cols(i, c);
+          sig(j, i) = cols(i, c);
+        }
+      }
+      for (int c = 0; c < n_other; ++c) {
+        const int j = other[c];
+        for (int r = 0; r <= c; ++r) {
+          const int i = other[r];
+          // column i of sig is complete on rows P; x is zero on rows O
+          const double acc = k(i, j) - sig.col(i).dot(x.col(c));
+          sig(i, j) = acc;
+          sig(j, i) = acc;
+        }
+      }
+    }
+    if (n_neg > 0) {
+      neg_cols.resize(n, n_neg);
+      for (int c = 0; c < n_neg; ++c) neg_cols.col(c) = sig.col(neg[c]);
+    }
+  } else {
+    const int nn = n;
+    dtrtri_("L", "N", &nn, binv.data(), &nn, &info, 1, 1);
+    if (info != 0) return false;
+    binv.triangularView<Eigen::StrictlyUpper>().setZero();
+    const VectorXd binv_diag = binv.colwise().squaredNorm().transpose();
+    std::vector<int> direct;  // diagonal entries that need K_ii - |L^-1 S K_i|^2
+    for (int i = 0; i < n; ++i) {
+      if (tau(i) != 0 && 1.0 - binv_diag(i) >= kWeakSite) diag(i) = (1.0 - binv_diag(i)) / tau_pos(i);
+      else direct.push_back(i);
+    }
+    const int nd = static_cast<int>(direct.size());
+    if (nd > 0) {
+      MatrixXd x(n, nd);
+      for (int c = 0; c < nd; ++c) x.col(c) = sq.cwiseProduct(k.col(direct[c]));
+      lower_multiply_in_place(binv, "N", x);  // L^-1 S K_i
+      for (int c = 0; c < nd; ++c) diag(direct[c]) = k(direct[c], direct[c]) - x.col(c).squaredNorm();
+    }
+    if (n_neg > 0) {
+      // Sigma_+[:, N] = K[:, N] - K S B^-1 S K[:, N]
+      MatrixXd x(n, n_neg);
+      for (int c = 0; c < n_neg; ++c) x.col(c) = sq.cwiseProduct(k.col(neg[c]));
+      lower_multiply_in_place(binv, "N", x);
+      lower_multiply_in_place(binv, "T", x);  // B^-1 S K[:, N]
+      x = sq.asDiagonal() * x;
+      neg_cols.resize(n, n_neg);
+      for (int c = 0; c < n_neg; ++c) neg_cols.col(c) = k.col(neg[c]);
+      const double minus_one = -1.0, one = 1.0;
+      dgemm_("N", "N", &n, &n_neg, &n, &minus_one, k.data(), &n, x.data(), &n, &one,
+             neg_cols.data(), &n, 1, 1);
+    }
+    // mu_+ = Sigma_+ nu = a - K S B^-1 S a with a = K nu
+    const VectorXd a = k * s.site_nu;
+    VectorXd t = sq.cwiseProduct(a);
+    t = binv.triangularView<Eigen::Lower>() * t;
+    t = binv.triangularView<Eigen::Lower>().transpose() * t;
+    s.mu = a;
+    s.mu.noalias() -= k * sq.cwiseProduct(t);
+    s.sigma.resize(n, n);
+  }
+
+  if (n_neg > 0) {
+    // Negative sites by Woodbury (spec §3.2 case B without an n^3 step):
+    // Sigma^-1 = Sigma_+^-1 - D on N with D = 2 |T_N| (Sigma_+ holds |T_N|), so
+    // Sigma = Sigma_+ + G C^-1 G' with G = Sigma_+[:, N] D^1/2 and
+    // C = I - D^1/2 Sigma_+[N, N] D^1/2. Sigma is proper iff C is positive
+    // definite, and |I + K T| = |B| |C|.
+    VectorXd dsq(n_neg);
+    for (int c = 0; c < n_neg; ++c) dsq(c) = std::sqrt(-2.0 * tau(neg[c]));
+    const MatrixXd g = neg_cols * dsq.asDiagonal();
+    MatrixXd cm(n_neg, n_neg);
+    for (int c = 0; c < n_neg; ++c)
+      for (int r = 0; r < n_neg; ++r) cm(r, c) = -0.5 * (g(neg[r], c) * dsq(r) + g(neg[c], r) * dsq(c));
+    cm.diagonal().array() += 1.0;
+    Cholesky chol_c;
+    try {
+      chol_c.compute(std::move(cm), exact);
+    } catch (const NumericalError&) {
+      return false;
+    }
+    half_logdet += 0.5 * chol_c.logdet();
+    // H = L_C^-1 G', Sigma = Sigma_+ + H'H
+    const MatrixXd h = chol_c.factor().triangularView<Eigen::Lower>().solve(g.transpose());
+    if (diagonal_only) {
+      diag += h.colwise().squaredNorm().transpose();
+      s.mu.noalias() += h.transpose() * (h * s.site_nu);
+    } else {
+      symmetric_crossprod(h, 1.0, 1.0, s.sigma);
+    }
+  }
+  if (diagonal_only) {
+    s.sigma.diagonal() = diag;
+  } else {
+    diag = s.sigma.diagonal();
+    s.mu.noalias() = s.sigma * s.site_nu;
+  }
+  s.half_logdet = half_logdet;
+  return diag.allFinite() && (diag.array() > 0).all() && s.mu.allFinite();
 }
 
 bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
@@ -206,6 +441,157 @@ bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
   return std::isfinite(total);
 }
 
+
+namespace {
+
+struct SweepWorkspace {
+  MatrixXd u;
+  VectorXd blk_store, rhs_store, c, g, mu_blk, coef;
+};
+
+// New site for site i from the current marginal (sii, mui): spec §3.2, with
+// clamping and damping. Returns false (site skipped) for an improper cavity,
+// a non-finite update or one that would make Sigma_ii <= 0.
+bool propose_site(int i, double sii, double mui, const VectorXd& y, const EpLikelihood& lik,
+                  const EpOptions& opt, double delta, const EpState& s, double& dt, double& dn) {
+  const double tc = 1.0 / sii - s.site_tau(i);
+  const double nc = mui / sii - s.site_nu(i);
+  if (!(tc > 0)) return false;  // improper cavity (spec §3.3): leave the site alone
+  const SiteMoments m = tilted_moments(y(i), nc / tc, 1.0 / tc, lik);
+  double th = m.site_tau, nh = m.site_nu;
+  if (opt.clamp) th = std::max(th, 0.0);
+  th = (1.0 - delta) * s.site_tau(i) + delta * th;
+  nh = (1.0 - delta) * s.site_nu(i) + delta * nh;
+  if (!std::isfinite(th) || !std::isfinite(nh)) return false;
+  dt = th - s.site_tau(i);
+  dn = nh - s.site_nu(i);
+  return 1.0 + dt * sii > 0;
+}
+
+// Reference sequential sweep: Sherman-Morrison rank-one updates of a copy of
+// the full Sigma and mu (R&W eq. 3.70; [GPML-infEP] ep_up_ex). n^2 memory
+// traffic per site. Returns the largest site change.
+double sweep_reference(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
+                       double delta, const std::vector<int>& perm, EpState& s) {
+  MatrixXd sigma = s.sigma;
+  VectorXd mu = s.mu;
+  double max_change = 0;
+  for (int i : perm) {
+    const double sii = sigma(i, i), mui = mu(i);
+    double dt, dn;
+    if (!propose_site(i, sii, mui, y, lik, opt, delta, s, dt, dn)) {
+      ++s.skipped;
+      continue;
+    }
+    const double c = dt / (1.0 + dt * sii);
+    const VectorXd col = sigma.col(i);
+    sigma.noalias() -= c * col * col.transpose();
+    mu -= (c * (mui + sii * dn) - dn) * col;
+    s.site_tau(i) += dt;
+    s.site_nu(i) += dn;
+    max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
+  }
+  return max_change;
+}
+
+// The same sweep with delayed, left-looking updates. In visiting order
+// p_0..p_{n-1}, site p_j needs Sigma^(j)[p_t, p_j] only for t >= j (its own
+// entry and those of sites still to come), and
+//   Sigma^(j)[p_t, p_j] = Sigma0[p_t, p_j] - sum_{k<j} c_k U[t,k] U[j,k],
+// where U[:, k] is the column used by update k, likewise restricted to rows
+// t >= k. Like a left-looking Cholesky, a block of b sites gathers its
+// columns from Sigma0 and applies all earlier updates with one dgemm, so the
+// sweep costs n^3/3 flops in BLAS 3 instead of n^3 in memory-bound rank-one
+// updates; the iterates are those of sweep_reference up to rounding.
+double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
+                     double delta, const std::vector<int>& perm, EpState& s, SweepWorkspace& w) {
+  const int n = static_cast<int>(y.size());
+  const int bsize = std::max(1, opt.block_size);
+  if (w.u.rows() != n || w.u.cols() != n) w.u.resize(n, n);
+  w.c.resize(n);
+  w.g.resize(n);
+  w.coef.resize(bsize);
+  w.blk_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
+  w.rhs_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
+  MatrixXd& u = w.u;
+  double max_change = 0;
+  for (int j0 = 0; j0 < n; j0 += bsize) {
+    const int nb = std::min(bsize, n - j0), m = n - j0;
+    // views into storage allocated once per sweep (no per-block allocation)
+    Eigen::Map<MatrixXd> blk(w.blk_store.data(), m, nb);
+    Eigen::Map<MatrixXd> rhs(w.rhs_store.data(), j0, nb);
+    w.mu_blk.resize(nb);
+    for (int jj = 0; jj < nb; ++jj) {
+      const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(perm[j0 + jj]) * n;
+      double* dst = blk.data() + static_cast<std::ptrdiff_t>(jj) * m;
+      for (int r = 0; r < m; ++r) dst[r] = src[perm[j0 + r]];
+      w.mu_blk(jj) = s.mu(perm[j0 + jj]);
+    }
+    if (j0 > 0) {
+      // blk -= U[j0:n, 0:j0] diag(c) U[j0:j0+nb, 0:j0]'
+      rhs.noalias() = (u.block(j0, 0, nb, j0) * w.c.head(j0).asDiagonal()).transpose();
+      const double minus_one = -1.0, one = 1.0;
+      const int ldu = n;
+      dgemm_("N", "N", &m, &nb, &j0, &minus_one, u.data() + j0, &ldu, rhs.data(), &j0, &one,
+             blk.data(), &m, 1, 1);
+      w.mu_blk.noalias() -= u.block(j0, 0, nb, j0) * w.g.head(j0);
+    }
+    for (int jj = 0; jj < nb; ++jj) {
+      const int j = j0 + jj, i = perm[j];
+      if (jj > 0) {
+        // updates from this block's earlier sites (left-looking, one gemv):
+        // column k < jj of blk holds s_k on rows >= k.
+        w.coef.head(jj) = w.c.segment(j0, jj).cwiseProduct(blk.row(jj).head(jj).transpose());
+        blk.col(jj).tail(m - jj).noalias() -= blk.block(jj, 0, m - jj, jj) * w.coef.head(jj);
+        w.mu_blk(jj) -= blk.row(jj).head(jj).dot(w.g.segment(j0, jj));
+      }
+      const double sii = blk(jj, jj), mui = w.mu_blk(jj);
+      double dt, dn;
+      double c = 0, g = 0;
+      if (propose_site(i, sii, mui, y, lik, opt, delta, s, dt, dn)) {
+        c = dt / (1.0 + dt * sii);
+        g = c * (mui + sii * dn) - dn;
+        s.site_tau(i) += dt;
+        s.site_nu(i) += dn;
+        max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
+      } else {
+        ++s.skipped;
+      }
+      w.c(j) = c;
+      w.g(j) = g;
+    }
+    // U[j0:n, J] = blk (rows below each column's own position are final;
+    // the ones above are finite and never read)
+    u.block(j0, j0, m, nb) = blk;
+  }
+  return max_change;
+}
+
+// Parallel EP: every site from the cavities of the current posterior, then
+// one refresh (spec §3.2, last paragraph; use damping < 1).
+double sweep_parallel(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
+                      double delta, EpState& s) {
+  const int n = static_cast<int>(y.size());
+  const VectorXd diag = s.sigma.diagonal();
+  const VectorXd mu = s.mu;
+  const VectorXd tau_old = s.site_tau, nu_old = s.site_nu;
+  double max_change = 0;
+  for (int i = 0; i < n; ++i) {
+    double dt, dn;
+    // s.site_*(i) are still the sites the posterior was built from
+    if (!propose_site(i, diag(i), mu(i), y, lik, opt, delta, s, dt, dn)) {
+      ++s.skipped;
+      continue;
+    }
+    s.site_tau(i) = tau_old(i) + dt;
+    s.site_nu(i) = nu_old(i) + dn;
+    max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
+  }
+  return max_change;
+}
+
+}  // namespace
+
 EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
                const EpOptions& opt, std::mt19937_64& rng, Monitor& host_monitor,
                const VectorXd* warm_tau, const VectorXd* warm_nu) {
@@ -230,77 +616,49 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     EpState w = s;
     w.site_tau = opt.clamp ? VectorXd(warm_tau->cwiseMax(0.0)) : *warm_tau;
     w.site_nu = *warm_nu;
-    if (ep_refresh(k, chol_k, w) && ep_evidence(y, lik, w) && w.log_z > s.log_z) s = std::move(w);
+    if (ep_refresh(k, chol_k, w, opt.parallel) && ep_evidence(y, lik, w) && w.log_z > s.log_z)
+      s = std::move(w);
   }
 
   double delta = opt.damping;
   double log_z_old = s.log_z;
   std::vector<int> perm(n);
+  SweepWorkspace work;
+  MatrixXd sigma_prev, spare;  // recycled n x n storage
   int sweep = 0;
   while (sweep < opt.max_sweeps) {
     ++sweep;
     monitor.check();
-    const VectorXd tau0 = s.site_tau, nu0 = s.site_nu, mu0 = s.mu;
-    const MatrixXd sigma0 = s.sigma;
-    random_permutation(perm, rng);
-    double max_change = 0;
-    // Delayed rank-one updates: Sigma = sigma_base - U diag(c) U' with up to
-    // kBlock pending columns, applied by one matrix product (BLAS 3) per
-    // block instead of n memory-bound rank-one updates (BLAS 2).
-    constexpr int kBlock = 48;
-    MatrixXd pending_u(n, kBlock);
-    VectorXd pending_c(kBlock);
-    int pending = 0;
-    VectorXd col(n);
-    for (int i : perm) {
-      // Current column i of Sigma.
-      col = s.sigma.col(i);
-      if (pending > 0) {
-        const VectorXd w = pending_c.head(pending).cwiseProduct(pending_u.row(i).head(pending).transpose());
-        col.noalias() -= pending_u.leftCols(pending) * w;
-      }
-      const double sii = col(i);
-      const double tc = 1.0 / sii - s.site_tau(i);
-      const double nc = s.mu(i) / sii - s.site_nu(i);
-      if (!(tc > 0)) {  // improper cavity (spec §3.3): leave the site alone
-        ++s.skipped;
-        continue;
-      }
-      const SiteMoments m = tilted_moments(y(i), nc / tc, 1.0 / tc, lik);
-      double th = m.site_tau, nh = m.site_nu;
-      if (opt.clamp) th = std::max(th, 0.0);
-      th = (1.0 - delta) * s.site_tau(i) + delta * th;
-      nh = (1.0 - delta) * s.site_nu(i) + delta * nh;
-      const double dt = th - s.site_tau(i), dn = nh - s.site_nu(i);
-      const double denom = 1.0 + dt * sii;
-      if (!(denom > 0) || !std::isfinite(th) || !std::isfinite(nh)) {
-        ++s.skipped;
-        continue;
-      }
-      const double c = dt / denom;
-      const double mui = s.mu(i);
-      // Sherman-Morrison rank-one update of Sigma (queued) and of mu.
-      pending_u.col(pending) = col;
-      pending_c(pending) = c;
-      ++pending;
-      s.mu -= (c * (mui + sii * dn) - dn) * col;
-      max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
-      s.site_tau(i) = th;
-      s.site_nu(i) = nh;
-      if (pending == kBlock) {
-        const MatrixXd scaled = pending_u * pending_c.asDiagonal();
-        const double minus_one = -1.0, one = 1.0;
-        dgemm_("N", "T", &n, &n, &pending, &minus_one, scaled.data(), &n, pending_u.data(), &n,
-               &one, s.sigma.data(), &n, 1, 1);
-        pending = 0;
-      }
+    // The sweep changes only the sites; sigma and mu stay those of the last
+    // refresh (the reference path works on copies), so a revert needs no
+    // n x n copy.
+    const VectorXd tau0 = s.site_tau, nu0 = s.site_nu;
+    double max_change;
+    if (opt.parallel) {
+      max_change = sweep_parallel(y, lik, opt, delta, s);
+    } else {
+      random_permutation(perm, rng);
+      max_change = opt.block_size > 0 ? sweep_blocked(y, lik, opt, delta, perm, s, work)
+                                       : sweep_reference(y, lik, opt, delta, perm, s);
     }
-    // (Updates still pending are dropped: the refresh below rebuilds Sigma.)
-    // Full refresh after every sweep: rank-one updates lose precision.
-    const bool ok = ep_refresh(k, chol_k, s) && ep_evidence(y, lik, s);
+    // Full refresh after every sweep: rank-one updates lose precision, and
+    // the next sweep starts from the refreshed Sigma. Parallel EP needs only
+    // diag(Sigma) and mu between sweeps.
+    const VectorXd mu0 = s.mu;
+    const VectorXd diag0 = s.sigma.diagonal();
+    if (!opt.parallel) sigma_prev.swap(s.sigma);
+    const bool ok = ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
+    // the previous Sigma's storage serves the next refresh
+    if (ok && !opt.parallel) spare.swap(sigma_prev);
     if (!ok) {
       // Revert-and-halve damping (spec §3.3, GPstuff's strategy).
-      s.site_tau = tau0; s.site_nu = nu0; s.mu = mu0; s.sigma = sigma0;
+      s.site_tau = tau0; s.site_nu = nu0; s.mu = mu0;
+      if (opt.parallel) {
+        s.sigma.resize(n, n);
+        s.sigma.diagonal() = diag0;
+      } else {
+        s.sigma.swap(sigma_prev);
+      }
       if (!ep_evidence(y, lik, s)) throw NumericalError("EP: lost a proper posterior while reverting");
       ++s.reverts;
       delta *= 0.5;
@@ -317,6 +675,11 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
       s.converged = true;
       break;
     }
+  }
+  if (opt.parallel) {
+    // Gradients and predictions need the whole Sigma.
+    if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
+      throw NumericalError("EP: the final parallel-EP sites give an improper posterior");
   }
   s.sweeps = sweep;
   s.damping = delta;

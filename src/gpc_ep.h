@@ -57,6 +57,13 @@ struct EpOptions {
   double tol_site = 1e-4;   // max site change, scaled by the damping in use
   double damping = 1.0;     // 1 = undamped
   bool clamp = false;       // clamp site_tau >= 0 (GPML / GPy) instead of allowing < 0
+  // Sequential sweeps process sites in blocks of this many (left-looking
+  // delayed rank-one updates, BLAS 3); 0 = plain rank-one updates of the
+  // full Sigma (the unblocked reference; same iterates, slower).
+  int block_size = 64;
+  // Parallel EP: all sites from one set of cavities, then one refresh; the
+  // refresh needs only diag(Sigma) and mu until the last sweep.
+  bool parallel = false;
   JitterPolicy jitter;      // for chol(K)
 };
 
@@ -79,9 +86,13 @@ struct EpState {
   std::vector<double> trace;  // log Z_EP after each sweep
 };
 
-// Recompute sigma, mu and the log-determinant from the sites (spec §3.2 case
-// A or B). Returns false if the posterior is improper. `chol_k` is chol(K).
-bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s);
+// Recompute sigma, mu and the log-determinant from the sites (spec §3.2).
+// Returns false if the posterior is improper. `chol_k` is chol(K); it is only
+// needed when many sites are negative (it is computed here if empty).
+// With `diagonal_only`, sigma holds only the right diagonal (parallel EP).
+// `scratch` (optional) is n x n storage reused across calls.
+bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only = false,
+                MatrixXd* scratch = nullptr);
 // Cavities, per-site quantities and log Z_EP at the current posterior
 // (spec §3.5). Returns false if any cavity is improper.
 bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s);

@@ -16,6 +16,9 @@ EpOptions ep_options_from_list(const Rcpp::List& o) {
   e.tol_site = Rcpp::as<double>(o["tol_site"]);
   e.damping = Rcpp::as<double>(o["damping"]);
   e.clamp = Rcpp::as<bool>(o["clamp"]);
+  if (o.containsElementNamed("block_size")) e.block_size = Rcpp::as<int>(o["block_size"]);
+  if (o.containsElementNamed("schedule"))
+    e.parallel = Rcpp::as<std::string>(o["schedule"]) == "parallel";
   return e;
 }
 
@@ -83,10 +86,13 @@ Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, doub
   }
 }
 
-// Posterior and log Z_EP for given sites (no EP iterations).
+// Posterior and log Z_EP for given sites (no EP iterations). With
+// diagonal_only (the refresh between parallel-EP sweeps) only var and mu are
+// computed and `sigma` is not returned.
 // [[Rcpp::export(.gpc_ep_evidence_k)]]
 Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau,
-                                 const MapVec site_nu, double epsilon, double sigma) {
+                                 const MapVec site_nu, double epsilon, double sigma,
+                                 bool diagonal_only = false) {
   EpState s;
   s.site_tau = site_tau;
   s.site_nu = site_nu;
@@ -99,11 +105,11 @@ Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec si
     return Rcpp::List::create(Rcpp::Named("proper") = false, Rcpp::Named("log_z") = R_NegInf);
   }
   EpLikelihood lik{epsilon, sigma};
-  const bool ok = ep_refresh(k, chol_k, s) && ep_evidence(y, lik, s);
+  const bool ok = ep_refresh(k, chol_k, s, diagonal_only) && ep_evidence(y, lik, s);
   if (!ok) return Rcpp::List::create(Rcpp::Named("proper") = false, Rcpp::Named("log_z") = R_NegInf);
   Rcpp::List out = state_to_list(s);
   out["proper"] = true;
-  out["sigma"] = s.sigma;
+  if (!diagonal_only) out["sigma"] = s.sigma;
   return out;
 }
 

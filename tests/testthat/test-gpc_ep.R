@@ -123,6 +123,91 @@ test_that("refresh cases A and B give the same posterior", {
   expect_false(ns$.gpc_ep_evidence_k(K, d$y, tt3, tn, 0.1, 0)$proper)
 })
 
+test_that("the fast refresh matches the direct inverse for every mix of site signs", {
+  d <- ep_toy(n = 40, flips = 3, seed = 8)
+  K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 4))
+  set.seed(9)
+  base_tau <- runif(40, 0.05, 3); tn <- rnorm(40)
+  cases <- list(
+    positive = base_tau,
+    # tiny and zero sites: cancellation-prone diagonal, columns from K - Sigma T K
+    tiny = replace(base_tau, c(2, 5, 11, 17), c(1e-12, 1e-7, 0, 0)),
+    # a few negative sites: Woodbury on top of the positive ones
+    few_negative = replace(base_tau, c(4, 9, 30), c(-0.05, -0.1, 0)),
+    # more than a quarter negative: the spec's I + L_K' T L_K form
+    many_negative = replace(base_tau, 1:14, -runif(14, 0.001, 0.02))
+  )
+  for (nm in names(cases)) {
+    tt <- cases[[nm]]
+    oracle <- solve(solve(K) + diag(tt))
+    expect_true(all(eigen(oracle, only.values = TRUE)$values > 0), label = nm)
+    full <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0)
+    expect_true(full$proper, label = nm)
+    expect_equal(full$sigma, oracle, tolerance = 1e-10, label = nm)
+    expect_equal(full$mu, drop(oracle %*% tn), tolerance = 1e-10, label = nm)
+    expect_equal(full$half_logdet,
+                 0.5 * as.numeric(determinant(diag(40) + K %*% diag(tt))$modulus),
+                 tolerance = 1e-10, label = nm)
+    diag_only <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0, TRUE)
+    expect_null(diag_only$sigma)
+    expect_equal(diag_only$var, diag(oracle), tolerance = 1e-10, label = nm)
+    expect_equal(diag_only$mu, full$mu, tolerance = 1e-10, label = nm)
+    expect_equal(diag_only$log_z, full$log_z, tolerance = 1e-10, label = nm)
+  }
+  # improper posteriors are detected on both the Woodbury and the case-B path
+  for (idx in list(1:3, 1:14)) {
+    tt <- base_tau; tt[idx] <- -50
+    expect_false(ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0)$proper)
+    expect_false(ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0, TRUE)$proper)
+  }
+})
+
+test_that("blocked sweeps give the same EP iterates as one-at-a-time rank-one updates", {
+  d <- ep_toy(n = 150, flips = 8, seed = 11)
+  K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
+  for (eps in c(0, 0.05, 0.2)) {
+    for (clamp in c(FALSE, TRUE)) {
+      ep3 <- modifyList(ep_tight, list(max_sweeps = 3L, min_sweeps = 3L, clamp = clamp))
+      ref <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep3, block_size = 0L), 21)
+      expect_true(ref$proper)
+      for (b in c(1L, 7L, 64L, 500L)) {
+        bl <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep3, block_size = b), 21)
+        lab <- sprintf("eps = %g, clamp = %s, block = %d", eps, clamp, b)
+        expect_lt(max(abs(bl$site_tau - ref$site_tau)), 1e-10, label = lab)
+        expect_lt(max(abs(bl$site_nu - ref$site_nu)), 1e-10, label = lab)
+        expect_lt(abs(bl$log_z - ref$log_z), 1e-10, label = lab)
+        expect_identical(bl$skipped, ref$skipped)
+      }
+    }
+  }
+  # with negative sites present the comparison is not vacuous
+  r <- ns$.gpc_ep_run_k(K, d$y, 0.2, 0, ep_tight, 21)
+  expect_true(any(r$site_tau < 0))
+})
+
+test_that("parallel EP reaches the fixed point of sequential EP", {
+  d <- ep_toy(n = 60, flips = 4, seed = 12)
+  K <- ns$.kernel_gram(d$x, mixed_spec(2))
+  for (eps in c(0, 0.05)) {
+    seq_run <- ns$.gpc_ep_run_k(K, d$y, eps, 0, ep_tight, 2)
+    par_run <- ns$.gpc_ep_run_k(K, d$y, eps, 0,
+                                modifyList(ep_tight, list(damping = 0.8, schedule = "parallel")), 2)
+    expect_true(par_run$converged)
+    expect_equal(par_run$log_z, seq_run$log_z, tolerance = 1e-8)
+    expect_equal(par_run$site_tau, seq_run$site_tau, tolerance = 1e-6)
+    expect_equal(par_run$site_nu, seq_run$site_nu, tolerance = 1e-6)
+    # the posterior it returns is the full one for these sites
+    ev <- ns$.gpc_ep_evidence_k(K, d$y, par_run$site_tau, par_run$site_nu, eps, 0)
+    expect_equal(par_run$var, diag(ev$sigma), tolerance = 1e-12)
+  }
+  fit_seq <- gpc_ep(d$x, d$y, epsilon = 0.05, learn_kernel = FALSE)
+  fit_par <- gpc_ep(d$x, d$y, epsilon = 0.05, learn_kernel = FALSE,
+                    control = gpc_ep_control(schedule = "parallel"))
+  expect_equal(fit_par$control$damping, 0.8)
+  expect_equal(fit_par$log_z, fit_seq$log_z, tolerance = 1e-5)
+  expect_equal(noise_scores(fit_par), noise_scores(fit_seq), tolerance = 1e-4)
+})
+
 test_that("kernel and epsilon gradients of log Z_EP match finite differences", {
   d <- ep_toy(n = 30, flips = 3, seed = 6)
   for (eps in c(0, 0.08)) for (sig in c(0, 1)) {
@@ -342,4 +427,82 @@ test_that("an improper posterior is reported to the caller, never a crash", {
                                  control = gpc_ep_control(max_outer = 5)))
   expect_true(is.finite(fit$log_z))
   expect_true(all(is.finite(fit$latent_mean)))
+})
+
+test_that("print and summary output is stable (binary and one-vs-rest)", {
+  d <- ep_toy(n = 40, flips = 2, seed = 31)
+  k <- gp_kernel("mixed", ard = TRUE, variance = 25, bias = 0.1, nugget = 1, fixed = "nugget")
+  fit <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE)
+  expect_equal(which(fit$flip_prob > 0.5), d$flipped)  # the output shows flagged labels
+  expect_snapshot(print(fit))
+  expect_snapshot(summary(fit))
+  set.seed(32)
+  x <- matrix(rnorm(120), ncol = 2)
+  y <- cut(x[, 1] + 0.3 * x[, 2], c(-Inf, -0.5, 0.5, Inf), labels = c("lo", "mid", "hi"))
+  y[c(3, 17)] <- c("hi", "lo")
+  expect_snapshot(ovr <- gpc_ep(x, y, kernel = k, multiclass = "ovr", learn_kernel = FALSE))
+  expect_snapshot(print(ovr))
+  expect_snapshot(summary(ovr))
+})
+
+test_that("the one-vs-rest fit has the binary fit's methods, built from its binary fits", {
+  set.seed(33)
+  x <- matrix(rnorm(120), ncol = 2, dimnames = list(NULL, c("a", "b")))
+  y <- cut(x[, 1] + 0.3 * x[, 2], c(-Inf, -0.5, 0.5, Inf), labels = c("lo", "mid", "hi"))
+  y[c(3, 17, 40)] <- c("hi", "lo", "lo")
+  fit <- suppressMessages(gpc_ep(x, y, multiclass = "ovr", learn_kernel = FALSE))
+  expect_s3_class(fit, "gpc_ep_ovr")
+  expect_named(fit$fits, levels(y))
+  # probabilities: the binary "class vs rest" probabilities, normalised
+  raw <- sapply(levels(y), function(lv) predict(fit$fits[[lv]], x[1:5, ], type = "prob"))
+  p <- predict(fit, x[1:5, ], type = "prob")
+  expect_equal(unname(p), unname(raw / rowSums(raw)))
+  expect_equal(unname(rowSums(fitted(fit))), rep(1, 60))
+  expect_equal(as.character(predict(fit, x[1:5, ])), levels(y)[max.col(raw, ties.method = "first")])
+  # each label's score is its own class's binary flip probability
+  own <- vapply(seq_len(60), function(i) fit$fits[[as.character(y[i])]]$flip_prob[i], numeric(1))
+  expect_equal(noise_scores(fit), own)
+  # the flipped labels score higher than the rest on average
+  expect_gt(mean(noise_scores(fit)[c(3, 17, 40)]), mean(noise_scores(fit)[-c(3, 17, 40)]))
+  li <- label_issues(fit, threshold = 0.3)
+  expect_equal(nrow(li), 60)
+  expect_false(is.unsorted(rev(li$score)))
+  expect_equal(li$flagged, li$score > 0.3)
+  expect_equal(li$score, noise_scores(fit)[li$row])
+  expect_equal(as.character(li$label), as.character(y[li$row]))
+  expect_error(label_issues(fit, threshold = 2), class = "noisylabels_error_input")
+  # coef / tidy / glance / augment agree with the binary fits
+  cf <- coef(fit)
+  expect_equal(dim(cf), c(length(coef(fit$fits[[1]])), 3L))
+  expect_equal(cf[, "mid"], coef(fit$fits$mid))
+  td <- tidy(fit)
+  expect_equal(td$estimate[td$class == "hi"], unname(coef(fit$fits$hi)))
+  gl <- glance(fit)
+  expect_equal(gl$n, 60)
+  expect_equal(gl$n_classes, 3)
+  expect_equal(gl$training_error, mean(predict(fit) != y))
+  expect_equal(gl$n_flagged, sum(noise_scores(fit) > 0.5))
+  au <- augment(fit)
+  expect_equal(nrow(au), 60)
+  expect_equal(au$a, x[, "a"])
+  expect_equal(unname(rowSums(au[, paste0(".prob_", levels(y))])), rep(1, 60))
+  expect_equal(au$.class, predict(fit))
+  expect_equal(au$.noise_score, noise_scores(fit))
+  expect_equal(nobs(fit), 60)
+  # formula interface: same fit, predictions from a data frame
+  df <- data.frame(x, y = y)
+  ff <- suppressMessages(gpc_ep(y ~ a + b, data = df, multiclass = "ovr", learn_kernel = FALSE))
+  expect_equal(noise_scores(ff), noise_scores(fit))
+  expect_equal(predict(ff, df[1:5, ], type = "prob"), p)
+  # plots draw without error; autoplot returns a buildable ggplot
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_identical(plot(fit, grid = 15), fit)
+  expect_identical(plot(fit, type = "scores"), fit)
+  skip_if_not_installed("ggplot2")
+  for (tp in c("regions", "scores")) {
+    g <- ggplot2::autoplot(fit, type = tp, grid = 15)
+    expect_s3_class(g, "ggplot")
+    expect_silent(ggplot2::ggplot_build(g))
+  }
 })

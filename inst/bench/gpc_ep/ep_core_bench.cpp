@@ -1,6 +1,6 @@
-// Google Benchmark of the gpc_ep core (no R): one EP sweep (rank-one updates
-// plus the refresh) against one Cholesky factorisation of K, and the refresh
-// alone. Build: cmake -S inst/bench/gpc_ep -B build/gpc_ep && cmake --build build/gpc_ep
+// Google Benchmark of the gpc_ep core (no R): EP runs of 1 and 5 sweeps
+// (sequential with several block sizes, the unblocked reference, parallel),
+// the refresh alone, and one Cholesky factorisation of K. Build: cmake -S inst/bench/gpc_ep -B build/gpc_ep && cmake --build build/gpc_ep
 // Run:   OPENBLAS_NUM_THREADS=1 build/gpc_ep/ep_core_bench
 #include <benchmark/benchmark.h>
 
@@ -35,23 +35,26 @@ Problem make_problem(int n) {
   return {kern.gram(x), y};
 }
 
-// An EP run of exactly 4 sweeps (each: n rank-one updates plus a refresh);
-// its setup is one Cholesky of K and O(n) work, so time / 4 is close to the
-// cost of one sweep.
-void BM_EpSweep(benchmark::State& state) {
+// An EP run of exactly `sweeps` sweeps (each: n site updates plus a
+// refresh) with the given block size (0 = one-at-a-time rank-one updates) or
+// the parallel schedule (block = -1). Its setup is one Cholesky of K and the
+// zero start, so (time(5 sweeps) - time(1 sweep)) / 4 is one sweep.
+void BM_EpRun(benchmark::State& state) {
   const Problem p = make_problem(static_cast<int>(state.range(0)));
   EpOptions opt;
-  opt.max_sweeps = 4;
-  opt.min_sweeps = 4;
+  opt.max_sweeps = opt.min_sweeps = static_cast<int>(state.range(1));
   opt.tol_logz = 0;
   opt.tol_site = 0;
+  const int block = static_cast<int>(state.range(2));
+  opt.parallel = block < 0;
+  if (opt.parallel) opt.damping = 0.8;
+  opt.block_size = std::max(0, block);
   EpLikelihood lik{0.05, 0.0};
   for (auto _ : state) {
     std::mt19937_64 rng(1);
     EpState s = run_ep(p.k, p.y, lik, opt, rng, null_monitor());
     benchmark::DoNotOptimize(s.log_z);
   }
-  state.counters["sweeps"] = 4;
 }
 
 void BM_Refresh(benchmark::State& state) {
@@ -75,7 +78,11 @@ void BM_Cholesky(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_EpSweep)->Arg(200)->Arg(500)->Arg(1000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Refresh)->Arg(200)->Arg(500)->Arg(1000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Cholesky)->Arg(200)->Arg(500)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EpRun)
+    ->ArgsProduct({{500, 1000, 2000}, {1, 5}, {64}})
+    ->ArgsProduct({{500, 1000}, {1, 5}, {0, 16, 32, 128, -1}})
+    ->ArgNames({"n", "sweeps", "block"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Refresh)->Arg(500)->Arg(1000)->Arg(2000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Cholesky)->Arg(500)->Arg(1000)->Arg(2000)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

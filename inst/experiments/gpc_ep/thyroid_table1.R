@@ -22,43 +22,17 @@ split_ids <- if (length(args) >= 1) eval(parse(text = args[1])) else 20L
 if (length(split_ids) == 1L) split_ids <- seq_len(split_ids)
 out <- if (length(args) >= 2) args[2] else "thyroid_table1.csv"
 suppressPackageStartupMessages(library(noisylabels))
-data(thyroid, package = "mclust")
-x_all <- as.matrix(thyroid[, -1])
-lab <- factor(ifelse(thyroid$Diagnosis == "Normal", "normal", "not normal"),
-              levels = c("normal", "not normal"))
-flip_levels <- c(0, 1, 3, 5, 7, 9)
-models <- list(former = list(epsilon = 0, rule = "tilted"),
-               paper = list(epsilon = "learn", rule = "paper"),
-               tilted = list(epsilon = "learn", rule = "tilted"))
+# the protocol itself lives next to this script (the vignette uses it too)
+script_dir <- local({
+  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(f)) dirname(normalizePath(f[1])) else "."
+})
+source(file.path(script_dir, "thyroid_protocol.R"))
+data <- thyroid_data()
 done <- if (file.exists(out)) unique(utils::read.csv(out)$split) else integer()
 for (split in split_ids) {
   if (split %in% done) next
-  set.seed(1000 + split)
-  test <- sample(nrow(x_all), 21)
-  train <- setdiff(seq_len(nrow(x_all)), test)
-  perm <- sample(length(train))
-  rows <- list()
-  for (k in flip_levels) {
-    y <- lab[train]
-    idx <- perm[seq_len(k)]
-    y[idx] <- ifelse(y[idx] == "normal", "not normal", "normal")
-    for (m in names(models)) {
-      set.seed(split * 100 + k)
-      tm <- system.time(fit <- withCallingHandlers(
-        gpc_ep(x_all[train, ], y, epsilon = models[[m]]$epsilon,
-               epsilon_update = models[[m]]$rule,
-               control = gpc_ep_control(min_sweeps = 1, tol_outer = 1e-3)),
-        warning = function(w) invokeRestart("muffleWarning")))
-      err <- mean(predict(fit, x_all[test, ]) != lab[test])
-      rows[[length(rows) + 1]] <- data.frame(
-        split = split, flips = k, model = m, log_z = fit$log_z, test_error = err,
-        epsilon = fit$epsilon, flagged = sum(noise_scores(fit) > 0.5),
-        flagged_true = sum(noise_scores(fit)[idx] > 0.5),
-        test_normal = sum(lab[test] == "normal"), converged = fit$converged,
-        outer_iterations = fit$outer_iterations, seconds = unname(tm[3]))
-    }
-  }
-  res <- do.call(rbind, rows)
+  res <- thyroid_split(split, data = data)
   utils::write.table(res, out, sep = ",", row.names = FALSE, append = file.exists(out),
                      col.names = !file.exists(out))
   cat(sprintf("split %d done (%.0f s)\n", split, sum(res$seconds)))
