@@ -124,37 +124,66 @@ void PursuitModel::ensure_factor(const VectorXd& z, const std::vector<int>& supp
 double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps) {
   if (support.empty() || sweeps <= 0) return 0.0;
   const int p = n_kernel();
+  const int m = static_cast<int>(support.size());
   ensure_factor(z, support, true);
-  MatrixXd pinv = chol_.inverse();
+  // Lemma 1 needs, for i in S, only P_ii and alpha_i (P = K^{-1}, alpha = P r),
+  // and a step on rho_i changes P by -c P e_i e_i' P: so only the support
+  // block P_SS and alpha_S are carried (O(|S|^2) per step instead of O(n^2)).
   const VectorXd r = y_.array() - z(p);
-  VectorXd alpha = pinv * r;
+  const VectorXd alpha_full = chol_.solve(r);
+  MatrixXd pss(m, m);
+  {
+    const MatrixXd pinv = chol_.inverse();
+    for (int b = 0; b < m; ++b)
+      for (int a = 0; a < m; ++a) pss(a, b) = pinv(support[a], support[b]);
+  }
+  VectorXd alpha(m);
+  for (int a = 0; a < m; ++a) alpha(a) = alpha_full(support[a]);
   const VectorXd d = base_diagonal(z);
   VectorXd rho = rho_of(z, support);
   double decrease = 0.0;
-  VectorXd u(n());
+  // Delayed updates: within a block of coordinates the steps are exact and
+  // sequential (Gauss-Seidel), but P_SS itself is updated once per block by a
+  // rank-b product (BLAS-3) instead of b memory-bound rank-one updates:
+  // after t steps, P = P0 - U diag(c) U', so column j is P0(:, j) - U diag(c) U(j, :)'.
+  const int block = 64;
+  MatrixXd u(m, std::min(block, m));
+  VectorXd coef(std::min(block, m));
+  VectorXd col(m);
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     double sweep_decrease = 0.0;
-    for (std::size_t j = 0; j < support.size(); ++j) {
-      const int i = support[j];
-      const double pii = pinv(i, i);
-      const double e = alpha(i) / pii;            // LOO residual, independent of rho_i
-      const double v = 1.0 / pii - rho(i);        // LOO variance without rho_i
-      const double cap = opt_.convex ? d(i) * opt_.s_max / (1.0 - opt_.s_max) : opt_.rho_max;
-      const double target = std::min(cap, std::max(0.0, e * e - v));
-      const double delta = target - rho(i);
-      if (std::abs(delta) <= 1e-12 * (d(i) + rho(i))) continue;
-      // NLL change: 1/2 log((v + rho')/(v + rho)) + e^2/2 (1/(v + rho') - 1/(v + rho))
-      const double old_total = v + rho(i), new_total = v + target;
-      sweep_decrease -= 0.5 * std::log(new_total / old_total) +
-                        0.5 * e * e * (1.0 / new_total - 1.0 / old_total);
-      // K + delta e_i e_i': P <- P - c u u', c = delta / (1 + delta P_ii)
-      const double c = delta / (1.0 + delta * pii);
-      u = pinv.col(i);
-      pinv.noalias() -= c * u * u.transpose();
-      alpha -= (c * alpha(i)) * u;
-      rho(i) = target;
-      z(p + 2 + static_cast<int>(j)) = opt_.convex ? target / (d(i) + target) : target;
-      ++rank_one_updates;
+    for (int j0 = 0; j0 < m; j0 += block) {
+      const int j1 = std::min(m, j0 + block);
+      int t = 0;
+      for (int j = j0; j < j1; ++j) {
+        const int i = support[j];
+        col = pss.col(j);
+        if (t > 0) col.noalias() -= u.leftCols(t) * (coef.head(t).asDiagonal() * u.row(j).head(t).transpose());
+        const double pii = col(j);
+        const double e = alpha(j) / pii;            // LOO residual, independent of rho_i
+        const double v = 1.0 / pii - rho(i);        // LOO variance without rho_i
+        const double cap = opt_.convex ? d(i) * opt_.s_max / (1.0 - opt_.s_max) : opt_.rho_max;
+        const double target = std::min(cap, std::max(0.0, e * e - v));
+        const double delta = target - rho(i);
+        if (std::abs(delta) <= 1e-12 * (d(i) + rho(i))) continue;
+        // NLL change: 1/2 log((v + rho')/(v + rho)) + e^2/2 (1/(v + rho') - 1/(v + rho))
+        const double old_total = v + rho(i), new_total = v + target;
+        sweep_decrease -= 0.5 * std::log(new_total / old_total) +
+                          0.5 * e * e * (1.0 / new_total - 1.0 / old_total);
+        // K + delta e_i e_i': P <- P - c u u', c = delta / (1 + delta P_ii)
+        const double c = delta / (1.0 + delta * pii);
+        u.col(t) = col;
+        coef(t) = c;
+        ++t;
+        alpha -= (c * alpha(j)) * col;
+        rho(i) = target;
+        z(p + 2 + j) = opt_.convex ? target / (d(i) + target) : target;
+        ++rank_one_updates;
+      }
+      if (t > 0) {
+        const MatrixXd uc = u.leftCols(t) * coef.head(t).asDiagonal();
+        pss.noalias() -= uc * u.leftCols(t).transpose();
+      }
     }
     decrease += sweep_decrease;
     if (sweep_decrease <= 1e-12 * n()) break;

@@ -116,7 +116,9 @@ class PursuitModel {
 
   // Lemma-1 coordinate sweeps over the support at fixed dense parameters:
   // rho_i <- min(cap_i, max(0, e_i^2 - 1/P_ii + rho_i)) one point at a time,
-  // with P = K^{-1} and alpha = P r updated by Sherman-Morrison (O(n^2) each).
+  // carrying only the support block of P = K^{-1} and alpha_S = (P r)_S;
+  // each step is an exact Sherman-Morrison update, applied to P_SS in
+  // delayed blocks of 64 steps (one matrix product per block).
   // Writes the new values into z; returns the decrease of NLL / n.
   double coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps);
 
