@@ -286,7 +286,43 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
     bool block_converged = false;
     int block_iterations = 0, block_evaluations = 0;
     std::vector<double> block_trace;
-    if (opt.coordinate_steps && m > 0 && m >= opt.block_fraction * n) {
+    if (opt.coordinate_steps && opt.profiled && m > 0 && m >= opt.block_fraction * n) {
+      // Profiled fit: L-BFGS over the dense parameters only, on
+      // F(dense) = min over s_S of NLL, the inner minimum by Lemma-1 sweeps
+      // warm-started from the previous evaluation's s. At an inner optimum the
+      // partial gradient in the dense parameters (s held fixed) is dF/d(dense)
+      // (envelope theorem; bound-active s_i have zero derivative), so the outer
+      // problem has 2 + p variables and converges in few iterations where the
+      // joint problem over 2 + p + |S| variables crawls.
+      const int pd = p + 2;
+      VectorXd zfull = z0;
+      model.coordinate_sweeps(zfull, support, opt.profile_sweeps);
+      Objective fprof = [&](const VectorXd& zd, VectorXd& g) {
+        zfull.head(pd) = zd;
+        model.coordinate_sweeps(zfull, support, opt.profile_sweeps);
+        VectorXd gfull;
+        const double val = model.objective(zfull, support, &gfull);
+        g = gfull.head(pd);
+        return val;
+      };
+      BoxOptions outer = opt.box;
+      BoxResult dres = minimize_box(fprof, zfull.head(pd), lo.head(pd), hi.head(pd), outer, monitor);
+      block_iterations = dres.iterations;
+      block_evaluations = dres.evaluations;
+      block_trace = dres.trace;
+      block_converged = dres.converged;
+      zfull.head(pd) = dres.x;
+      model.coordinate_sweeps(zfull, support, opt.profile_sweeps);
+      z0 = zfull.cwiseMax(lo).cwiseMin(hi);
+      BoxOptions polish = opt.box;
+      polish.max_iter = opt.polish_iter;
+      res = minimize_box(f, z0, lo, hi, polish, monitor);
+      res.converged = res.converged || block_converged;
+      res.iterations += block_iterations;
+      res.evaluations += block_evaluations;
+      block_trace.insert(block_trace.end(), res.trace.begin(), res.trace.end());
+      res.trace = block_trace;
+    } else if (opt.coordinate_steps && m > 0 && m >= opt.block_fraction * n) {
       // Block-coordinate descent: dense parameters by L-BFGS with s pinned,
       // then exact Lemma-1 coordinate sweeps over rho_S.
       VectorXd lo_d = lo, hi_d = hi;

@@ -43,6 +43,11 @@ struct PursuitOptions {
   int sweeps = 3;
   int polish_iter = 30;
   int inner_iter = 10;   // L-BFGS iterations per dense block step
+  // Profiled block fit instead of the alternation: L-BFGS over the dense
+  // parameters with rho_S minimised by up to profile_sweeps Lemma-1 sweeps
+  // inside every evaluation.
+  bool profiled = false;
+  int profile_sweeps = 10;
   // Block-coordinate fit only for supports of at least this fraction of n
   // (joint L-BFGS crawls there; on small supports it is faster).
   double block_fraction = 0.25;
