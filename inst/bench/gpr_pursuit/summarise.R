@@ -7,10 +7,19 @@
 # Usage: Rscript inst/bench/gpr_pursuit/summarise.R results-*.csv
 files <- commandArgs(trailingOnly = TRUE)
 if (!length(files)) files <- Sys.glob("inst/bench/gpr_pursuit/results*.csv")
-res <- do.call(rbind, lapply(files, utils::read.csv))
-sup <- do.call(rbind, lapply(sub("results", "supports", files), function(f) {
-  if (file.exists(f)) utils::read.csv(f) else NULL
+res <- do.call(rbind, lapply(seq_along(files), function(j) cbind(utils::read.csv(files[j]), file_order = j)))
+# Several measurements of one pipeline at one n (e.g. a re-run after a change
+# of the fast pipeline): the file given last wins.
+res <- res[order(res$n, res$pipeline, -res$file_order), ]
+res <- res[!duplicated(res[c("n", "pipeline")]), ]
+sup <- do.call(rbind, lapply(seq_along(files), function(j) {
+  f <- sub("results", "supports", files[j])
+  if (file.exists(f)) cbind(utils::read.csv(f), file_order = j) else NULL
 }))
+if (!is.null(sup)) {
+  sup <- sup[order(sup$n, sup$pipeline, -sup$file_order), ]
+  sup <- sup[!duplicated(sup[c("n", "pipeline")]), ]
+}
 out <- list()
 for (n in sort(unique(res$n))) {
   fast <- res[res$n == n & res$pipeline == "fast", ]
