@@ -69,6 +69,10 @@
     .Call(`_noisylabels_gpr_pursuit_predict_cpp`, x, y, spec, mean, noise, rho, xnew, backend)
 }
 
+.gpr_trimmed_subset <- function(k, r, n_trim, max_iter, tol, backend) {
+    .Call(`_noisylabels_gpr_trimmed_subset_cpp`, k, r, n_trim, max_iter, tol, backend)
+}
+
 .kernel_gram <- function(x, spec) {
     .Call(`_noisylabels_kernel_gram_cpp`, x, spec)
 }

@@ -259,6 +259,17 @@ pursuit_hyperprior <- function(fl, d, standardized) {
 #' @param block_fraction The block-coordinate fit is used for supports of at
 #'   least this fraction of n (the joint L-BFGS crawls on large, nearly
 #'   unidentifiable supports but is faster on small ones).
+#' @param profiled Fit large supports (see `block_fraction`) by L-BFGS over
+#'   the kernel hyperparameters, mean and `sigma2` alone, with the support's
+#'   `rho` minimised by Lemma-1 sweeps inside every evaluation (a profiled
+#'   objective whose gradient is the partial gradient at the inner optimum),
+#'   instead of alternating the two blocks. Opt-in: on the benchmark data
+#'   (Friedman-10, n = 200) it needs 3.3 times fewer factorizations and
+#'   selects the same model, but stops at lower likelihoods on the large
+#'   supports (the inner minimum is approximate, so the outer line search
+#'   ends early), which matters when a large support is selected.
+#' @param profile_sweeps Maximum Lemma-1 sweeps per evaluation of the
+#'   profiled objective.
 #' @param reuse_factor Reuse the factor at each optimum for scoring/evidence?
 #' @param strategy `"fast"` (defaults) or `"botorch"` (overrides the three
 #'   switches above).
@@ -274,6 +285,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                             coordinate_steps = TRUE, reuse_factor = TRUE,
                             max_outer = 50, sweeps = 3, polish_iter = 30,
                             inner_iter = 10, block_fraction = 0.25,
+                            profiled = FALSE, profile_sweeps = 10,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
   strategy <- match.arg(strategy)
   backend <- match.arg(backend)
@@ -293,6 +305,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
   polish_iter <- check_count(polish_iter, "polish_iter", lower = 0)
   check_number(block_fraction, "block_fraction", 0, 1)
   inner_iter <- check_count(inner_iter, "inner_iter")
+  check_flag(profiled, "profiled")
+  profile_sweeps <- check_count(profile_sweeps, "profile_sweeps")
   if (strategy == "botorch") {
     reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
   }
@@ -303,6 +317,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                  max_outer = as.integer(max_outer), sweeps = as.integer(sweeps),
                  polish_iter = as.integer(polish_iter),
                  block_fraction = block_fraction, inner_iter = as.integer(inner_iter),
+                 profiled = profiled, profile_sweeps = as.integer(profile_sweeps),
                  strategy = strategy, backend = backend),
             class = "pursuit_control")
 }

@@ -301,6 +301,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gpr_trimmed_subset_cpp
+Rcpp::List gpr_trimmed_subset_cpp(const MapMat k, const MapVec r, int n_trim, int max_iter, double tol, std::string backend);
+RcppExport SEXP _noisylabels_gpr_trimmed_subset_cpp(SEXP kSEXP, SEXP rSEXP, SEXP n_trimSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP backendSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type k(kSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type r(rSEXP);
+    Rcpp::traits::input_parameter< int >::type n_trim(n_trimSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_trimmed_subset_cpp(k, r, n_trim, max_iter, tol, backend));
+    return rcpp_result_gen;
+END_RCPP
+}
 // kernel_gram_cpp
 Eigen::MatrixXd kernel_gram_cpp(const MapMat x, Rcpp::List spec);
 RcppExport SEXP _noisylabels_kernel_gram_cpp(SEXP xSEXP, SEXP specSEXP) {
@@ -589,6 +605,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},
     {"_noisylabels_gpr_pursuit_predict_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_predict_cpp, 8},
+    {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 6},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},

@@ -124,37 +124,66 @@ void PursuitModel::ensure_factor(const VectorXd& z, const std::vector<int>& supp
 double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps) {
   if (support.empty() || sweeps <= 0) return 0.0;
   const int p = n_kernel();
+  const int m = static_cast<int>(support.size());
   ensure_factor(z, support, true);
-  MatrixXd pinv = chol_.inverse();
+  // Lemma 1 needs, for i in S, only P_ii and alpha_i (P = K^{-1}, alpha = P r),
+  // and a step on rho_i changes P by -c P e_i e_i' P: so only the support
+  // block P_SS and alpha_S are carried (O(|S|^2) per step instead of O(n^2)).
   const VectorXd r = y_.array() - z(p);
-  VectorXd alpha = pinv * r;
+  const VectorXd alpha_full = chol_.solve(r);
+  MatrixXd pss(m, m);
+  {
+    const MatrixXd pinv = chol_.inverse();
+    for (int b = 0; b < m; ++b)
+      for (int a = 0; a < m; ++a) pss(a, b) = pinv(support[a], support[b]);
+  }
+  VectorXd alpha(m);
+  for (int a = 0; a < m; ++a) alpha(a) = alpha_full(support[a]);
   const VectorXd d = base_diagonal(z);
   VectorXd rho = rho_of(z, support);
   double decrease = 0.0;
-  VectorXd u(n());
+  // Delayed updates: within a block of coordinates the steps are exact and
+  // sequential (Gauss-Seidel), but P_SS itself is updated once per block by a
+  // rank-b product (BLAS-3) instead of b memory-bound rank-one updates:
+  // after t steps, P = P0 - U diag(c) U', so column j is P0(:, j) - U diag(c) U(j, :)'.
+  const int block = 64;
+  MatrixXd u(m, std::min(block, m));
+  VectorXd coef(std::min(block, m));
+  VectorXd col(m);
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     double sweep_decrease = 0.0;
-    for (std::size_t j = 0; j < support.size(); ++j) {
-      const int i = support[j];
-      const double pii = pinv(i, i);
-      const double e = alpha(i) / pii;            // LOO residual, independent of rho_i
-      const double v = 1.0 / pii - rho(i);        // LOO variance without rho_i
-      const double cap = opt_.convex ? d(i) * opt_.s_max / (1.0 - opt_.s_max) : opt_.rho_max;
-      const double target = std::min(cap, std::max(0.0, e * e - v));
-      const double delta = target - rho(i);
-      if (std::abs(delta) <= 1e-12 * (d(i) + rho(i))) continue;
-      // NLL change: 1/2 log((v + rho')/(v + rho)) + e^2/2 (1/(v + rho') - 1/(v + rho))
-      const double old_total = v + rho(i), new_total = v + target;
-      sweep_decrease -= 0.5 * std::log(new_total / old_total) +
-                        0.5 * e * e * (1.0 / new_total - 1.0 / old_total);
-      // K + delta e_i e_i': P <- P - c u u', c = delta / (1 + delta P_ii)
-      const double c = delta / (1.0 + delta * pii);
-      u = pinv.col(i);
-      pinv.noalias() -= c * u * u.transpose();
-      alpha -= (c * alpha(i)) * u;
-      rho(i) = target;
-      z(p + 2 + static_cast<int>(j)) = opt_.convex ? target / (d(i) + target) : target;
-      ++rank_one_updates;
+    for (int j0 = 0; j0 < m; j0 += block) {
+      const int j1 = std::min(m, j0 + block);
+      int t = 0;
+      for (int j = j0; j < j1; ++j) {
+        const int i = support[j];
+        col = pss.col(j);
+        if (t > 0) col.noalias() -= u.leftCols(t) * (coef.head(t).asDiagonal() * u.row(j).head(t).transpose());
+        const double pii = col(j);
+        const double e = alpha(j) / pii;            // LOO residual, independent of rho_i
+        const double v = 1.0 / pii - rho(i);        // LOO variance without rho_i
+        const double cap = opt_.convex ? d(i) * opt_.s_max / (1.0 - opt_.s_max) : opt_.rho_max;
+        const double target = std::min(cap, std::max(0.0, e * e - v));
+        const double delta = target - rho(i);
+        if (std::abs(delta) <= 1e-12 * (d(i) + rho(i))) continue;
+        // NLL change: 1/2 log((v + rho')/(v + rho)) + e^2/2 (1/(v + rho') - 1/(v + rho))
+        const double old_total = v + rho(i), new_total = v + target;
+        sweep_decrease -= 0.5 * std::log(new_total / old_total) +
+                          0.5 * e * e * (1.0 / new_total - 1.0 / old_total);
+        // K + delta e_i e_i': P <- P - c u u', c = delta / (1 + delta P_ii)
+        const double c = delta / (1.0 + delta * pii);
+        u.col(t) = col;
+        coef(t) = c;
+        ++t;
+        alpha -= (c * alpha(j)) * col;
+        rho(i) = target;
+        z(p + 2 + j) = opt_.convex ? target / (d(i) + target) : target;
+        ++rank_one_updates;
+      }
+      if (t > 0) {
+        const MatrixXd uc = u.leftCols(t) * coef.head(t).asDiagonal();
+        pss.noalias() -= uc * u.leftCols(t).transpose();
+      }
     }
     decrease += sweep_decrease;
     if (sweep_decrease <= 1e-12 * n()) break;
@@ -257,7 +286,43 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
     bool block_converged = false;
     int block_iterations = 0, block_evaluations = 0;
     std::vector<double> block_trace;
-    if (opt.coordinate_steps && m > 0 && m >= opt.block_fraction * n) {
+    if (opt.coordinate_steps && opt.profiled && m > 0 && m >= opt.block_fraction * n) {
+      // Profiled fit: L-BFGS over the dense parameters only, on
+      // F(dense) = min over s_S of NLL, the inner minimum by Lemma-1 sweeps
+      // warm-started from the previous evaluation's s. At an inner optimum the
+      // partial gradient in the dense parameters (s held fixed) is dF/d(dense)
+      // (envelope theorem; bound-active s_i have zero derivative), so the outer
+      // problem has 2 + p variables and converges in few iterations where the
+      // joint problem over 2 + p + |S| variables crawls.
+      const int pd = p + 2;
+      VectorXd zfull = z0;
+      model.coordinate_sweeps(zfull, support, opt.profile_sweeps);
+      Objective fprof = [&](const VectorXd& zd, VectorXd& g) {
+        zfull.head(pd) = zd;
+        model.coordinate_sweeps(zfull, support, opt.profile_sweeps);
+        VectorXd gfull;
+        const double val = model.objective(zfull, support, &gfull);
+        g = gfull.head(pd);
+        return val;
+      };
+      BoxOptions outer = opt.box;
+      BoxResult dres = minimize_box(fprof, zfull.head(pd), lo.head(pd), hi.head(pd), outer, monitor);
+      block_iterations = dres.iterations;
+      block_evaluations = dres.evaluations;
+      block_trace = dres.trace;
+      block_converged = dres.converged;
+      zfull.head(pd) = dres.x;
+      model.coordinate_sweeps(zfull, support, opt.profile_sweeps);
+      z0 = zfull.cwiseMax(lo).cwiseMin(hi);
+      BoxOptions polish = opt.box;
+      polish.max_iter = opt.polish_iter;
+      res = minimize_box(f, z0, lo, hi, polish, monitor);
+      res.converged = res.converged || block_converged;
+      res.iterations += block_iterations;
+      res.evaluations += block_evaluations;
+      block_trace.insert(block_trace.end(), res.trace.begin(), res.trace.end());
+      res.trace = block_trace;
+    } else if (opt.coordinate_steps && m > 0 && m >= opt.block_fraction * n) {
       // Block-coordinate descent: dense parameters by L-BFGS with s pinned,
       // then exact Lemma-1 coordinate sweeps over rho_S.
       VectorXd lo_d = lo, hi_d = hi;
@@ -387,6 +452,53 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
   }
   out.factorizations = model.factorizations;
   out.rank_one_updates = model.rank_one_updates;
+  return out;
+}
+
+TrimmedSubset trimmed_subset(const MatrixXd& k, const VectorXd& r, int n_trim, int max_iter,
+                             double tol, const JitterPolicy& jitter) {
+  const int n = static_cast<int>(r.size());
+  if (k.rows() != n || k.cols() != n) throw std::invalid_argument("trimmed_subset: K and r differ in size");
+  if (n_trim < 0 || n_trim >= n) throw std::invalid_argument("trimmed_subset: n_trim outside [0, n)");
+  TrimmedSubset out;
+  out.offset = VectorXd::Zero(n);
+  const Cholesky chol(k, jitter);
+  if (n_trim == 0) {
+    out.objective = r.dot(chol.solve(r));
+    out.converged = true;
+    return out;
+  }
+  // Step size 1/L = lambda_min(K) / 2 for the gradient 2 K^{-1}(r + b).
+  const double lambda_min =
+      Eigen::SelfAdjointEigenSolver<MatrixXd>(k, Eigen::EigenvaluesOnly).eigenvalues()(0);
+  const double step = std::max(lambda_min, 1e-12) / 2.0;
+  // Keep the n_trim entries of largest magnitude (ties by index).
+  std::vector<int> order(n);
+  auto threshold = [&](VectorXd& v) {
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return std::abs(v(a)) > std::abs(v(b)); });
+    for (int j = n_trim; j < n; ++j) v(order[j]) = 0.0;
+  };
+  VectorXd b = -r;
+  threshold(b);
+  for (int it = 0; it < max_iter; ++it) {
+    const VectorXd grad = 2.0 * chol.solve(VectorXd(r + b));
+    VectorXd next = b - step * grad;
+    threshold(next);
+    const double change = (next - b).norm();
+    b = next;
+    out.iterations = it + 1;
+    if (change <= tol * std::max(1.0, b.norm())) {
+      out.converged = true;
+      break;
+    }
+  }
+  out.offset = b;
+  for (int i = 0; i < n; ++i)
+    if (b(i) != 0.0) out.outliers.push_back(i);
+  const VectorXd rb = r + b;
+  out.objective = rb.dot(chol.solve(rb));
   return out;
 }
 

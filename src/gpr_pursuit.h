@@ -43,6 +43,11 @@ struct PursuitOptions {
   int sweeps = 3;
   int polish_iter = 30;
   int inner_iter = 10;   // L-BFGS iterations per dense block step
+  // Profiled block fit instead of the alternation: L-BFGS over the dense
+  // parameters with rho_S minimised by up to profile_sweeps Lemma-1 sweeps
+  // inside every evaluation.
+  bool profiled = false;
+  int profile_sweeps = 10;
   // Block-coordinate fit only for supports of at least this fraction of n
   // (joint L-BFGS crawls there; on small supports it is faster).
   double block_fraction = 0.25;
@@ -116,7 +121,9 @@ class PursuitModel {
 
   // Lemma-1 coordinate sweeps over the support at fixed dense parameters:
   // rho_i <- min(cap_i, max(0, e_i^2 - 1/P_ii + rho_i)) one point at a time,
-  // with P = K^{-1} and alpha = P r updated by Sherman-Morrison (O(n^2) each).
+  // carrying only the support block of P = K^{-1} and alpha_S = (P r)_S;
+  // each step is an exact Sherman-Morrison update, applied to P_SS in
+  // delayed blocks of 64 steps (one matrix product per block).
   // Writes the new values into z; returns the decrease of NLL / n.
   double coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps);
 
@@ -143,6 +150,23 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
                                 const VectorXd& log_par0, double mean0, double log_noise0,
                                 const PursuitBounds& bounds, const PursuitOptions& options,
                                 Monitor& monitor);
+
+// Trimmed marginal likelihood (Andrade & Takeda, UAI 2023; spec §6.1), the
+// subset step at fixed hyperparameters: with r = y - m and K = K_f + sigma2 I,
+//   minimise_b (r + b)' K^{-1} (r + b)  subject to  ||b||_0 <= k
+// by iterative hard thresholding. For a fixed support T the minimum over b_T
+// is the Mahalanobis term of the points outside T alone, so the support of b
+// is the set of k points whose removal best explains the rest. Step 1/L with
+// L = 2 lambda_max(K^{-1}) = 2 / lambda_min(K), start b = -r.
+struct TrimmedSubset {
+  VectorXd offset;             // b
+  std::vector<int> outliers;   // support of b (0-based, increasing)
+  double objective = 0;        // (r + b)' K^{-1} (r + b) at the end
+  int iterations = 0;
+  bool converged = false;
+};
+TrimmedSubset trimmed_subset(const MatrixXd& k, const VectorXd& r, int n_trim, int max_iter,
+                             double tol, const JitterPolicy& jitter);
 
 // Exact-GP posterior of the latent function at xnew (rho only on training points).
 struct PursuitPrediction {

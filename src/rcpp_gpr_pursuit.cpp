@@ -23,6 +23,8 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   o.polish_iter = Rcpp::as<int>(ctl["polish_iter"]);
   o.block_fraction = Rcpp::as<double>(ctl["block_fraction"]);
   o.inner_iter = Rcpp::as<int>(ctl["inner_iter"]);
+  if (ctl.containsElementNamed("profiled")) o.profiled = Rcpp::as<bool>(ctl["profiled"]);
+  if (ctl.containsElementNamed("profile_sweeps")) o.profile_sweeps = Rcpp::as<int>(ctl["profile_sweeps"]);
   o.box.max_iter = Rcpp::as<int>(ctl["max_iter"]);
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);
@@ -119,4 +121,19 @@ Rcpp::List gpr_pursuit_predict_cpp(const MapMat x, const MapVec y, Rcpp::List sp
   jitter.backend = backend_from_string(backend);
   PursuitPrediction p = pursuit_predict(x, y, kernel_from_list(spec), mean, noise, rho, xnew, jitter);
   return Rcpp::List::create(Rcpp::Named("mean") = p.mean, Rcpp::Named("variance") = p.variance);
+}
+
+// Trimmed-MLL subset step (Andrade & Takeda) at fixed K = K_f + sigma2 I.
+// [[Rcpp::export(.gpr_trimmed_subset)]]
+Rcpp::List gpr_trimmed_subset_cpp(const MapMat k, const MapVec r, int n_trim, int max_iter,
+                                  double tol, std::string backend) {
+  JitterPolicy jitter;
+  jitter.backend = backend_from_string(backend);
+  TrimmedSubset t = trimmed_subset(k, r, n_trim, max_iter, tol, jitter);
+  Rcpp::IntegerVector out(t.outliers.size());
+  for (std::size_t j = 0; j < t.outliers.size(); ++j) out[j] = t.outliers[j] + 1;
+  return Rcpp::List::create(Rcpp::Named("offset") = t.offset, Rcpp::Named("outliers") = out,
+                            Rcpp::Named("objective") = t.objective,
+                            Rcpp::Named("iterations") = t.iterations,
+                            Rcpp::Named("converged") = t.converged);
 }

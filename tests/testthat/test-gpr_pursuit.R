@@ -189,6 +189,34 @@ test_that("fast and BoTorch-style pipelines select the same model", {
   expect_lt(fast$factorizations, ref$factorizations)
 })
 
+test_that("block-coordinate fits (Lemma-1 sweeps in delayed blocks) reach the joint L-BFGS optimum", {
+  # n = 90 > 64: the full-support level crosses a block boundary of the sweeps
+  d <- planted(n = 90, seed = 12, out = c(4, 30, 61, 77), shift = 2.5)
+  fr <- c(0, 0.05, 0.1, 1)
+  blk <- gpr_pursuit(d$x, d$y, fractions = fr, control = pursuit_control(block_fraction = 0))
+  # the joint L-BFGS crawls at the full support (it stops at max_iter there)
+  joint <- suppressWarnings(
+    gpr_pursuit(d$x, d$y, fractions = fr, control = pursuit_control(coordinate_steps = FALSE)))
+  expect_gt(blk$rank_one_updates, 90)
+  expect_equal(joint$rank_one_updates, 0)
+  expect_setequal(blk$support, joint$support)
+  expect_true(all(d$out %in% blk$support))
+  expect_equal(as.numeric(logLik(blk)), as.numeric(logLik(joint)), tolerance = 1e-4)
+  # at the full support the block fit gets at least as high
+  expect_gte(blk$trace$loglik[1], joint$trace$loglik[1] - 1e-6)
+})
+
+test_that("the profiled block fit selects the same model with fewer factorizations", {
+  d <- planted(n = 90, seed = 12, out = c(4, 30, 61, 77), shift = 2.5)
+  fr <- c(0, 0.05, 0.1, 1)
+  alt <- gpr_pursuit(d$x, d$y, fractions = fr, control = pursuit_control(block_fraction = 0))
+  prof <- gpr_pursuit(d$x, d$y, fractions = fr,
+                      control = pursuit_control(block_fraction = 0, profiled = TRUE))
+  expect_setequal(prof$support, alt$support)
+  expect_equal(as.numeric(logLik(prof)), as.numeric(logLik(alt)), tolerance = 1e-4)
+  expect_lt(prof$factorizations, alt$factorizations)
+})
+
 test_that("convex and canonical parameterisations reach the same optimum", {
   d <- planted(n = 30, seed = 10, out = c(8, 21))
   a <- gpr_pursuit(d$x, d$y, direction = "forward", n_outliers = 0:3)

@@ -7,13 +7,14 @@
 #   OMP_NUM_THREADS=1 Rscript inst/experiments/gpr_pursuit/synthetic.R [n_train] [reps]
 # Full size: n_train = 200, reps = 10 (the paper's n and number of
 # replications were lost with its equations; these are our choices).
-# Writes inst/experiments/gpr_pursuit/synthetic.csv.
+# Writes inst/experiments/gpr_pursuit/results/synthetic-n<n_train>-r<reps>.csv.
 args <- commandArgs(trailingOnly = TRUE)
 n_train <- if (length(args) >= 1) as.integer(args[1]) else 200L
 reps <- if (length(args) >= 2) as.integer(args[2]) else 10L
 here <- "inst/experiments/gpr_pursuit"
 source(file.path(here, "methods.R"))
-out_file <- Sys.getenv("EXP_OUT", file.path(here, "synthetic.csv"))
+dir.create(file.path(here, "results"), showWarnings = FALSE)
+out_file <- Sys.getenv("EXP_OUT", file.path(here, "results", sprintf("synthetic-n%d-r%d.csv", n_train, reps)))
 probs <- c(0, 0.1, 0.2, 0.3)
 rows <- list()
 for (problem in c("friedman10", "hartmann6")) for (corr in c("uniform", "constant", "student_t")) {

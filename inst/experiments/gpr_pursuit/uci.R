@@ -6,13 +6,15 @@
 #
 # Usage (package root): OMP_NUM_THREADS=1 Rscript inst/experiments/gpr_pursuit/uci.R [n_max] [reps]
 # n_max caps the training size (subsample) to bound the O(n^3) cost; full
-# size: n_max = 1000, reps = 5. Writes inst/experiments/gpr_pursuit/uci.csv.
+# size: n_max = 1000, reps = 5. Writes
+# inst/experiments/gpr_pursuit/results/uci-n<n_max>-r<reps>.csv.
 args <- commandArgs(trailingOnly = TRUE)
 n_max <- if (length(args) >= 1) as.integer(args[1]) else 1000L
 reps <- if (length(args) >= 2) as.integer(args[2]) else 5L
 here <- "inst/experiments/gpr_pursuit"
 source(file.path(here, "methods.R"))
-out_file <- Sys.getenv("EXP_OUT", file.path(here, "uci.csv"))
+dir.create(file.path(here, "results"), showWarnings = FALSE)
+out_file <- Sys.getenv("EXP_OUT", file.path(here, "results", sprintf("uci-n%d-r%d.csv", n_max, reps)))
 data_dir <- Sys.getenv("NOISYLABELS_DATA", "../shared/data")
 
 load_sets <- function() {
