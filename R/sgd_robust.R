@@ -83,6 +83,8 @@
 #' @param option `"A"` (last iterate) or `"B"` (epoch average), for
 #'   `method = "sgd"`.
 #' @param bias `"feature"`, `"separate"` or `"none"`.
+#' @param bias_step For `bias = "separate"`: the bias step as a fraction of
+#'   the weight step (Bottou's svmsgd uses 0.01).
 #' @param x_valid,y_valid Optional validation data; the per-epoch error on
 #'   them is traced.
 #' @param tol Relative objective change over the last epoch below which the
@@ -151,7 +153,7 @@ sgd_robust.default <- function(x, y,
                                method = c("sgd", "asgd", "pegasos"),
                                lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
                                eta = NULL, epochs = 15L, option = c("A", "B"),
-                               bias = c("feature", "separate", "none"),
+                               bias = c("feature", "separate", "none"), bias_step = 0.01,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
@@ -170,6 +172,7 @@ sgd_robust.default <- function(x, y,
   if (!is.null(eta)) check_number(eta, "eta", lower = 0, open_lower = TRUE)
   epochs <- check_count(epochs, "epochs")
   check_number(tol, "tol", lower = 0)
+  check_number(bias_step, "bias_step", lower = 0, open_lower = TRUE)
   eta_sample <- check_count(eta_sample, "eta_sample")
   check_flag(record_iterates, "record_iterates")
   loss_spec <- sgd_loss_spec(loss, s = s, alpha = alpha, beta = beta, c = c)
@@ -196,7 +199,7 @@ sgd_robust.default <- function(x, y,
 
   opts <- list(method = method, loss = loss_spec, lambda = lambda, eta = eta %||% 1,
                epochs = epochs, average = option == "B", bias = bias,
-               record_iterates = record_iterates, seed = as.double(seed))
+               bias_step = bias_step, record_iterates = record_iterates, seed = as.double(seed))
   eta_auto <- is.null(eta) && method != "pegasos"
   if (eta_auto) {
     opts$eta <- call_core(.sgd_choose_eta(train, opts, eta_sample))
@@ -224,6 +227,7 @@ sgd_robust.default <- function(x, y,
               weights = weights, bias = res$bias,
               loss = loss_spec, method = method, option = option, bias_mode = bias,
               lambda = lambda, eta = if (method == "pegasos") NA_real_ else opts$eta,
+              bias_step = bias_step,
               eta_auto = eta_auto, epochs = epochs, trace = trace,
               margins = res$margins, y = train$y, converged = converged,
               iterations = res$epochs_run, rel_change = rel_change, tol = tol,

@@ -72,7 +72,18 @@ test_that("every iterate equals a plain-R replay of the update (all losses, bias
       expect_equal(unname(fit$weights), last[seq_len(3)], tolerance = 1e-10)
     }
   }
+  # a non-default bias step for the separate bias
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3,
+                                     epochs = 2, bias = "separate", bias_step = 0.7, seed = 3,
+                                     record_iterates = TRUE))
+  deriv <- function(z) noisylabels:::.sgd_loss_eval(fit$loss, z)$deriv
+  expect_equal(fit$iterates, ref_sgd_replay(dat$x, dat$y, fit, deriv), tolerance = 1e-10)
+  expect_false(isTRUE(all.equal(fit$bias, suppressWarnings(
+    sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3, epochs = 2,
+               bias = "separate", seed = 3))$bias)))
+  expect_error(sgd_robust(dat$x, dat$y, bias_step = 0), class = "noisylabels_error_input")
 })
+
 
 test_that("lazy scaling survives many renormalisations", {
   dat <- sgd_toy(n = 30, d = 2)
