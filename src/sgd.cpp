@@ -154,6 +154,11 @@ struct Rows {
   const SgdData& data;
   explicit Rows(const SgdData& dt) : data(dt) {}
 
+  // One accumulator, in storage order: a dense row then adds exactly the same
+  // non-zero products in the same order as its CSR form (the zeros add
+  // nothing), so dense and sparse input give bitwise identical fits. Two
+  // partial sums shortened the dependency chain but broke that identity
+  // (Pegasos, whose 1/(lambda t) steps amplify rounding, then diverged).
   double dot(int i, const double* v) const {
     double acc = 0.0;
     if constexpr (Sparse) {
@@ -164,6 +169,25 @@ struct Rows {
       for (int j = 0; j < data.d; ++j) acc += x[j] * v[j];
     }
     return acc;
+  }
+  // v += coef_v x and u += coef_u x in one pass over the row (option B / ASGD
+  // keep the correction u next to v, spec section 3.1).
+  void axpy2(int i, double coef_v, double* v, double coef_u, double* u) const {
+    if constexpr (Sparse) {
+      const int end = data.row_ptr[i + 1];
+      for (int k = data.row_ptr[i]; k < end; ++k) {
+        const int j = data.col_idx[k];
+        const double xk = data.values[k];
+        v[j] += coef_v * xk;
+        u[j] += coef_u * xk;
+      }
+    } else {
+      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
+      for (int j = 0; j < data.d; ++j) {
+        v[j] += coef_v * x[j];
+        u[j] += coef_u * x[j];
+      }
+    }
   }
   void axpy(int i, double coef, double* v) const {
     if constexpr (Sparse) {
@@ -288,26 +312,32 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
     const double z = yi * (st.a * vx + st.b);
     const double g = deriv_of<L>(loss, z);
 
-    // Regularisation step, O(1): w <- (1 - eta lambda) w.
+    // Regularisation step, O(1): w <- (1 - eta lambda) w. 1/a does not depend
+    // on this example's margin, so it is formed off the critical path
+    // dot -> r'(z) -> axpy, which then needs only a multiplication.
     const double shrink = 1.0 - eta * lambda;
+    double inv_a;
     if (shrink > 0.0) {
       st.a *= shrink;
+      inv_a = 1.0 / st.a;
     } else {
       // Only Pegasos at t = 1 (eta lambda = 1): w becomes exactly 0.
       std::fill(st.v.begin(), st.v.end(), 0.0);
       st.a = 1.0;
       st.vnorm2 = 0.0;
       vx = 0.0;
+      inv_a = 1.0;
     }
 
     // Loss step: w <- w - eta r'(z) y x, i.e. v <- v + delta, delta = coef * x.
     if (g != 0.0) {
-      const double coef = -eta * g * yi / st.a;
+      const double coef = -eta * g * yi * inv_a;
       if (st.averaging && st.c != 0.0) {
-        rows.axpy(i, st.c * coef, U);
+        rows.axpy2(i, coef, v, st.c * coef, U);
         if (bias_feature) U[d] += st.c * coef;
+      } else {
+        rows.axpy(i, coef, v);
       }
-      rows.axpy(i, coef, v);
       if (bias_feature) v[d] += coef;
       if (pegasos) st.vnorm2 += 2.0 * coef * vx + coef * coef * xnorm2[i];
       if (bias_separate) st.b -= opt.bias_step * eta * g * yi;
