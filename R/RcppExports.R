@@ -145,6 +145,10 @@
     .Call(`_noisylabels_sgd_stream_seconds_cpp`, data, repeats)
 }
 
+.sgd_floor_seconds <- function(data, repeats) {
+    .Call(`_noisylabels_sgd_floor_seconds_cpp`, data, repeats)
+}
+
 .sgd_loss_eval <- function(loss_spec, z) {
     .Call(`_noisylabels_sgd_loss_eval_cpp`, loss_spec, z)
 }

@@ -83,6 +83,18 @@
 #' @param option `"A"` (last iterate) or `"B"` (epoch average), for
 #'   `method = "sgd"`.
 #' @param bias `"feature"`, `"separate"` or `"none"`.
+#' @param bias_step For `bias = "separate"`: the bias step as a fraction of
+#'   the weight step (Bottou's svmsgd uses 0.01).
+#' @param center Centre the columns of a dense `x` on their means before
+#'   training (`x_valid` is shifted by the same means); the reported bias and
+#'   [predict()] refer to the original columns. The model class is unchanged,
+#'   but SGD from w = 0 behaves differently: on all-positive features (e.g.
+#'   scaled to \[0, 1\]) with unbalanced classes the first updates move every
+#'   margin towards the majority class along the mean of x, which can push a
+#'   bounded loss with a derivative symmetric about its midpoint (the smooth
+#'   ramp with s = -1 or -0.7) into its flat regions for every example, i.e.
+#'   to the constant classifier. Centring removes that direction. The
+#'   objective in `trace` is that of the centred problem.
 #' @param x_valid,y_valid Optional validation data; the per-epoch error on
 #'   them is traced.
 #' @param tol Relative objective change over the last epoch below which the
@@ -151,7 +163,8 @@ sgd_robust.default <- function(x, y,
                                method = c("sgd", "asgd", "pegasos"),
                                lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
                                eta = NULL, epochs = 15L, option = c("A", "B"),
-                               bias = c("feature", "separate", "none"),
+                               bias = c("feature", "separate", "none"), bias_step = 0.01,
+                               center = FALSE,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
@@ -170,9 +183,27 @@ sgd_robust.default <- function(x, y,
   if (!is.null(eta)) check_number(eta, "eta", lower = 0, open_lower = TRUE)
   epochs <- check_count(epochs, "epochs")
   check_number(tol, "tol", lower = 0)
+  check_number(bias_step, "bias_step", lower = 0, open_lower = TRUE)
   eta_sample <- check_count(eta_sample, "eta_sample")
   check_flag(record_iterates, "record_iterates")
   loss_spec <- sgd_loss_spec(loss, s = s, alpha = alpha, beta = beta, c = c)
+  check_flag(center, "center")
+  centre <- NULL
+  if (center) {
+    if (inherits(x, "sparseMatrix")) {
+      abort_input(c("{.arg center} = TRUE needs dense {.arg x}: centring would fill in every zero.",
+                    "i" = "Use {.code as.matrix(x)} if it fits in memory, or leave {.arg center} = FALSE."))
+    }
+    x <- check_x_matrix(x, "x")
+    centre <- colMeans(x)
+    x <- x - rep(centre, each = nrow(x))
+    if (!is.null(x_valid) && !inherits(x_valid, "sparseMatrix")) {
+      x_valid <- check_x_matrix(x_valid, "x_valid")
+      if (ncol(x_valid) == length(centre)) x_valid <- x_valid - rep(centre, each = nrow(x_valid))
+    } else if (!is.null(x_valid)) {
+      x_valid <- as.matrix(x_valid) - rep(centre, each = nrow(x_valid))
+    }
+  }
 
   train <- sgd_data(x, "x")
   lab <- sgd_encode_labels(y, train$n)
@@ -196,7 +227,7 @@ sgd_robust.default <- function(x, y,
 
   opts <- list(method = method, loss = loss_spec, lambda = lambda, eta = eta %||% 1,
                epochs = epochs, average = option == "B", bias = bias,
-               record_iterates = record_iterates, seed = as.double(seed))
+               bias_step = bias_step, record_iterates = record_iterates, seed = as.double(seed))
   eta_auto <- is.null(eta) && method != "pegasos"
   if (eta_auto) {
     opts$eta <- call_core(.sgd_choose_eta(train, opts, eta_sample))
@@ -210,6 +241,8 @@ sgd_robust.default <- function(x, y,
 
   nm <- colnames(x) %||% paste0("x", seq_len(train$d))
   weights <- stats::setNames(res$weights, nm)
+  # Centred fit: w'(x - m) + b = w'x + (b - w'm); report the bias on the user's scale.
+  if (!is.null(centre)) res$bias <- res$bias - sum(res$weights * centre)
   obj <- res$objective
   k <- length(obj)
   rel_change <- if (k >= 2) abs(obj[k] - obj[k - 1]) / max(1, abs(obj[k])) else NA_real_
@@ -224,6 +257,7 @@ sgd_robust.default <- function(x, y,
               weights = weights, bias = res$bias,
               loss = loss_spec, method = method, option = option, bias_mode = bias,
               lambda = lambda, eta = if (method == "pegasos") NA_real_ else opts$eta,
+              bias_step = bias_step, centre = centre,
               eta_auto = eta_auto, epochs = epochs, trace = trace,
               margins = res$margins, y = train$y, converged = converged,
               iterations = res$epochs_run, rel_change = rel_change, tol = tol,

@@ -574,6 +574,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// sgd_floor_seconds_cpp
+double sgd_floor_seconds_cpp(Rcpp::List data, int repeats);
+RcppExport SEXP _noisylabels_sgd_floor_seconds_cpp(SEXP dataSEXP, SEXP repeatsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< int >::type repeats(repeatsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sgd_floor_seconds_cpp(data, repeats));
+    return rcpp_result_gen;
+END_RCPP
+}
 // sgd_loss_eval_cpp
 Rcpp::List sgd_loss_eval_cpp(Rcpp::List loss_spec, Rcpp::NumericVector z);
 RcppExport SEXP _noisylabels_sgd_loss_eval_cpp(SEXP loss_specSEXP, SEXP zSEXP) {
@@ -624,6 +636,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_sgd_fit_cpp", (DL_FUNC) &_noisylabels_sgd_fit_cpp, 3},
     {"_noisylabels_sgd_choose_eta_cpp", (DL_FUNC) &_noisylabels_sgd_choose_eta_cpp, 3},
     {"_noisylabels_sgd_stream_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_stream_seconds_cpp, 2},
+    {"_noisylabels_sgd_floor_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_floor_seconds_cpp, 2},
     {"_noisylabels_sgd_loss_eval_cpp", (DL_FUNC) &_noisylabels_sgd_loss_eval_cpp, 2},
     {NULL, NULL, 0}
 };

@@ -66,6 +66,7 @@ SgdOptions options_from_list(const Rcpp::List& o) {
   else if (bias == "separate") opt.bias = SgdBias::Separate;
   else if (bias == "none") opt.bias = SgdBias::None;
   else Rcpp::stop("unknown bias mode '" + bias + "'");
+  if (o.containsElementNamed("bias_step")) opt.bias_step = Rcpp::as<double>(o["bias_step"]);
   opt.record_iterates = Rcpp::as<bool>(o["record_iterates"]);
   // The seed arrives as a double holding a non-negative integer < 2^31.
   opt.seed = static_cast<std::uint64_t>(Rcpp::as<double>(o["seed"]));
@@ -119,6 +120,16 @@ double sgd_stream_seconds_cpp(Rcpp::List data, int repeats) {
   const SgdData d = data_from_list(data);
   double checksum = 0.0;
   const double secs = sgd_stream_seconds(d, repeats, &checksum);
+  if (!std::isfinite(checksum)) Rcpp::warning("non-finite checksum");
+  return secs;
+}
+
+// Dot + axpy floor of one epoch over these data (seconds), for inst/bench.
+// [[Rcpp::export(.sgd_floor_seconds)]]
+double sgd_floor_seconds_cpp(Rcpp::List data, int repeats) {
+  const SgdData d = data_from_list(data);
+  double checksum = 0.0;
+  const double secs = sgd_floor_seconds(d, repeats, &checksum);
   if (!std::isfinite(checksum)) Rcpp::warning("non-finite checksum");
   return secs;
 }

@@ -91,6 +91,30 @@ double SgdLoss::flat_start() const {
   }
 }
 
+namespace {
+// The derivative with the loss type fixed at compile time, so that the epoch
+// loop (run_pass) has no per-step switch; same formulas as SgdLoss::deriv.
+template <SgdLossType L>
+inline double deriv_of(const SgdLoss& loss, double z) {
+  if constexpr (L == SgdLossType::Hinge) {
+    return z < 1.0 ? -1.0 : 0.0;
+  } else if constexpr (L == SgdLossType::Logistic) {
+    if (z > 18.0) return -std::exp(-z);
+    if (z < -18.0) return -1.0;
+    return -1.0 / (1.0 + std::exp(z));
+  } else if constexpr (L == SgdLossType::Ramp) {
+    return (z > loss.s && z < 1.0) ? -1.0 : 0.0;
+  } else if constexpr (L == SgdLossType::SmoothRamp) {
+    const double e = std::exp(-std::fabs(loss.alpha * (z + loss.beta)));
+    const double one_e = 1.0 + e;
+    return -(1.0 - loss.s) * loss.alpha * e / (one_e * one_e);
+  } else {
+    const double v = loss.c * z;
+    return -loss.c * std::exp(v - std::exp(v));
+  }
+}
+}  // namespace
+
 SgdLossType sgd_loss_from_string(const std::string& name) {
   if (name == "hinge") return SgdLossType::Hinge;
   if (name == "logistic") return SgdLossType::Logistic;
@@ -130,6 +154,11 @@ struct Rows {
   const SgdData& data;
   explicit Rows(const SgdData& dt) : data(dt) {}
 
+  // One accumulator, in storage order: a dense row then adds exactly the same
+  // non-zero products in the same order as its CSR form (the zeros add
+  // nothing), so dense and sparse input give bitwise identical fits. Two
+  // partial sums shortened the dependency chain but broke that identity
+  // (Pegasos, whose 1/(lambda t) steps amplify rounding, then diverged).
   double dot(int i, const double* v) const {
     double acc = 0.0;
     if constexpr (Sparse) {
@@ -140,6 +169,25 @@ struct Rows {
       for (int j = 0; j < data.d; ++j) acc += x[j] * v[j];
     }
     return acc;
+  }
+  // v += coef_v x and u += coef_u x in one pass over the row (option B / ASGD
+  // keep the correction u next to v, spec section 3.1).
+  void axpy2(int i, double coef_v, double* v, double coef_u, double* u) const {
+    if constexpr (Sparse) {
+      const int end = data.row_ptr[i + 1];
+      for (int k = data.row_ptr[i]; k < end; ++k) {
+        const int j = data.col_idx[k];
+        const double xk = data.values[k];
+        v[j] += coef_v * xk;
+        u[j] += coef_u * xk;
+      }
+    } else {
+      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
+      for (int j = 0; j < data.d; ++j) {
+        v[j] += coef_v * x[j];
+        u[j] += coef_u * x[j];
+      }
+    }
   }
   void axpy(int i, double coef, double* v) const {
     if constexpr (Sparse) {
@@ -237,9 +285,9 @@ double step_size(const SgdOptions& opt, long long t) {
 // One pass over rows order[0..count-1]. `xnorm2` (squared row norms including
 // the bias feature) is only used by Pegasos. `iterates`, if non-null, receives
 // w_t (and b) after every step.
-template <bool Sparse>
-void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
-              const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates) {
+template <bool Sparse, SgdLossType L>
+void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
+                   const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates) {
   const SgdData& data = rows.data;
   const int d = data.d;
   const bool bias_feature = opt.bias == SgdBias::Feature;
@@ -249,6 +297,7 @@ void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOp
   const SgdLoss& loss = opt.loss;
   double* v = st.v.data();
   double* U = st.U.data();
+  const bool constant_step = opt.method == SgdMethod::Sgd;
 
   constexpr int kAhead = 8;
   for (int k = 0; k < count; ++k) {
@@ -256,33 +305,39 @@ void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOp
     if (k + kAhead < count) rows.prefetch(order[k + kAhead]);
     const double yi = data.y[i];
     ++st.t;
-    const double eta = step_size(opt, st.t);
+    const double eta = constant_step ? opt.eta : step_size(opt, st.t);
 
     double vx = rows.dot(i, v);
     if (bias_feature) vx += v[d];
     const double z = yi * (st.a * vx + st.b);
-    const double g = loss.deriv(z);
+    const double g = deriv_of<L>(loss, z);
 
-    // Regularisation step, O(1): w <- (1 - eta lambda) w.
+    // Regularisation step, O(1): w <- (1 - eta lambda) w. 1/a does not depend
+    // on this example's margin, so it is formed off the critical path
+    // dot -> r'(z) -> axpy, which then needs only a multiplication.
     const double shrink = 1.0 - eta * lambda;
+    double inv_a;
     if (shrink > 0.0) {
       st.a *= shrink;
+      inv_a = 1.0 / st.a;
     } else {
       // Only Pegasos at t = 1 (eta lambda = 1): w becomes exactly 0.
       std::fill(st.v.begin(), st.v.end(), 0.0);
       st.a = 1.0;
       st.vnorm2 = 0.0;
       vx = 0.0;
+      inv_a = 1.0;
     }
 
     // Loss step: w <- w - eta r'(z) y x, i.e. v <- v + delta, delta = coef * x.
     if (g != 0.0) {
-      const double coef = -eta * g * yi / st.a;
+      const double coef = -eta * g * yi * inv_a;
       if (st.averaging && st.c != 0.0) {
-        rows.axpy(i, st.c * coef, U);
+        rows.axpy2(i, coef, v, st.c * coef, U);
         if (bias_feature) U[d] += st.c * coef;
+      } else {
+        rows.axpy(i, coef, v);
       }
-      rows.axpy(i, coef, v);
       if (bias_feature) v[d] += coef;
       if (pegasos) st.vnorm2 += 2.0 * coef * vx + coef * coef * xnorm2[i];
       if (bias_separate) st.b -= opt.bias_step * eta * g * yi;
@@ -307,11 +362,40 @@ void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOp
   }
 }
 
+template <bool Sparse>
+void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
+              const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates) {
+  switch (opt.loss.type) {
+    case SgdLossType::Hinge:
+      return run_pass_loss<Sparse, SgdLossType::Hinge>(rows, order, count, opt, xnorm2, st, iterates);
+    case SgdLossType::Logistic:
+      return run_pass_loss<Sparse, SgdLossType::Logistic>(rows, order, count, opt, xnorm2, st, iterates);
+    case SgdLossType::Ramp:
+      return run_pass_loss<Sparse, SgdLossType::Ramp>(rows, order, count, opt, xnorm2, st, iterates);
+    case SgdLossType::SmoothRamp:
+      return run_pass_loss<Sparse, SgdLossType::SmoothRamp>(rows, order, count, opt, xnorm2, st, iterates);
+    case SgdLossType::Gompertz:
+      return run_pass_loss<Sparse, SgdLossType::Gompertz>(rows, order, count, opt, xnorm2, st, iterates);
+  }
+}
+
+// Uniform integer in [0, bound) from one 64-bit draw by a multiply-shift
+// (Lemire 2019) instead of a 64-bit division, which cost about as much per
+// element as the sparse rows of a7a. Deterministic for a given seed on every
+// platform.
+inline std::uint64_t draw_below(std::mt19937_64& rng, std::uint64_t bound) {
+#if defined(__SIZEOF_INT128__)
+  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(rng()) * bound) >> 64);
+#else
+  return rng() % bound;
+#endif
+}
+
 void shuffle(std::vector<int>& perm, std::mt19937_64& rng) {
   // Fisher-Yates with our own index draw so that a seed gives the same
   // permutation on every standard library.
   for (int i = static_cast<int>(perm.size()) - 1; i > 0; --i) {
-    const int j = static_cast<int>(rng() % static_cast<std::uint64_t>(i + 1));
+    const int j = static_cast<int>(draw_below(rng, static_cast<std::uint64_t>(i + 1)));
     std::swap(perm[i], perm[j]);
   }
 }
@@ -651,6 +735,29 @@ double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::min(best, secs);
     total += acc + static_cast<double>(iacc);
+  }
+  if (checksum != nullptr) *checksum = total;
+  return best;
+}
+
+double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum) {
+  double best = std::numeric_limits<double>::infinity();
+  double total = 0.0;
+  std::vector<double> v(data.d, 0.0);
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    std::fill(v.begin(), v.end(), 0.0);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto pass = [&](const auto& rows) {
+      for (int i = 0; i < data.n; ++i) {
+        const double dot = rows.dot(i, v.data());
+        // The step depends on the dot product, as in SGD, so neither can be skipped.
+        rows.axpy(i, dot * data.y[i] < 1.0 ? 1e-6 * data.y[i] : 0.0, v.data());
+      }
+    };
+    if (data.sparse()) pass(Rows<true>(data)); else pass(Rows<false>(data));
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, secs);
+    for (double vj : v) total += vj;
   }
   if (checksum != nullptr) *checksum = total;
   return best;

@@ -116,6 +116,13 @@ SgdEval sgd_evaluate(const SgdData& data, const std::vector<double>& weights, do
 // the sum so the reads cannot be optimised away.
 double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum);
 
+// Seconds for the cheapest conceivable SGD epoch over these data: one pass in
+// storage order that reads each example's non-zeros, forms the dot product
+// with a weight vector and adds a multiple of the example back (dot + axpy),
+// with no shuffle, loss, shrink or averaging. Best of `repeats`; `checksum`
+// receives the sum of the final weights.
+double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum);
+
 // Decision values f(x_i) = w.x_i + b for every row.
 std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,
                                  double bias);

@@ -30,7 +30,7 @@ ref_sgd_replay <- function(x, y, fit, deriv) {
     z <- y[i] * (sum(w * xa[i, ]) + b)
     g <- deriv(z)
     w <- (1 - eta * fit$lambda) * w - eta * g * y[i] * xa[i, ]
-    if (fit$bias_mode == "separate") b <- b - 0.01 * eta * g * y[i]
+    if (fit$bias_mode == "separate") b <- b - fit$bias_step * eta * g * y[i]
     if (fit$method == "pegasos") {
       nw <- sqrt(sum(w^2))
       if (nw > 1 / sqrt(fit$lambda)) w <- w / (nw * sqrt(fit$lambda))

@@ -72,7 +72,18 @@ test_that("every iterate equals a plain-R replay of the update (all losses, bias
       expect_equal(unname(fit$weights), last[seq_len(3)], tolerance = 1e-10)
     }
   }
+  # a non-default bias step for the separate bias
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3,
+                                     epochs = 2, bias = "separate", bias_step = 0.7, seed = 3,
+                                     record_iterates = TRUE))
+  deriv <- function(z) noisylabels:::.sgd_loss_eval(fit$loss, z)$deriv
+  expect_equal(fit$iterates, ref_sgd_replay(dat$x, dat$y, fit, deriv), tolerance = 1e-10)
+  expect_false(isTRUE(all.equal(fit$bias, suppressWarnings(
+    sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3, epochs = 2,
+               bias = "separate", seed = 3))$bias)))
+  expect_error(sgd_robust(dat$x, dat$y, bias_step = 0), class = "noisylabels_error_input")
 })
+
 
 test_that("lazy scaling survives many renormalisations", {
   dat <- sgd_toy(n = 30, d = 2)
@@ -280,4 +291,25 @@ test_that("print and summary output are stable", {
                                      epochs = 3, seed = 1))
   expect_snapshot(print(fit))
   expect_snapshot(print(summary(fit)))
+})
+
+test_that("center = TRUE is a fit on centred columns reported on the original scale", {
+  set.seed(5)
+  n <- 80
+  x <- cbind(runif(n), runif(n), runif(n))
+  y <- ifelse(x[, 1] - x[, 2] + 0.1 * rnorm(n) > 0.3, 1, -1)
+  fit <- suppressWarnings(sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
+                                     epochs = 4, center = TRUE, seed = 9))
+  m <- colMeans(x)
+  ref <- suppressWarnings(sgd_robust(sweep(x, 2, m), y, loss = "smooth_ramp", lambda = 1e-3,
+                                     eta = 0.2, epochs = 4, seed = 9))
+  expect_equal(fit$weights, ref$weights, tolerance = 1e-12)
+  expect_equal(fit$bias, ref$bias - sum(ref$weights * m), tolerance = 1e-12)
+  # predictions on the raw columns equal the centred fit's on centred columns
+  expect_equal(predict(fit, x, type = "link"), predict(ref, sweep(x, 2, m), type = "link"),
+               tolerance = 1e-10, ignore_attr = TRUE)
+  expect_equal(fit$margins, ref$margins, tolerance = 1e-12)
+  expect_error(sgd_robust(Matrix::Matrix(x, sparse = TRUE), y, center = TRUE),
+               class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, center = NA), class = "noisylabels_error_input")
 })
