@@ -36,8 +36,8 @@ test_that("malformed LIBSVM lines give an error with the line number", {
 })
 
 test_that("read_libsvm reads the a7a files when the shared data are present", {
-  path <- file.path("..", "..", "..", "shared", "data", "a7a", "a7a.xz")
-  skip_if_not(file.exists(path))
+  path <- shared_data_path("a7a", "a7a.xz")
+  skip_if(is.null(path), "shared data (a7a) not present")
   d <- read_libsvm(path, n_features = 123)
   expect_equal(dim(d$x), c(16100L, 123L))
   expect_equal(as.vector(table(d$y)), c(12182L, 3918L))
