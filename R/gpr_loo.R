@@ -59,10 +59,14 @@
 #'   objective before halving, eq. 17). The Jacobi step is used with `p = 1`;
 #'   other `p` use eq. 18.
 #' @param lambda,p Penalty weight (>= 0, on the standardised scale) and exponent (> 0).
-#' @param restarts Number of starts for the kernel hyperparameters: the first
-#'   from `kernel`, the others perturbed by N(0, 1) on the log scale (R's RNG).
-#' @param sigma_init Initial noise variances (user units, all > 0; 0 would be
-#'   absorbing for eq. 8); default `var(y)`.
+#' @param restarts Number of starts; the fit with the lowest objective is kept.
+#'   Start 1 is `kernel` with the noise variances at `sigma_init`; start 2 is
+#'   `kernel` with `sigma_init / 10` (from large initial variances the fit can
+#'   settle in the optimum that calls every label noise and f almost flat);
+#'   further starts perturb the free log hyperparameters by N(0, 1) and scale
+#'   `sigma_init` by `10^-u`, u ~ U(0, 2) (R's RNG).
+#' @param sigma_init Initial noise variances of the first start (user units,
+#'   all > 0; 0 would be absorbing for eq. 8); default `var(y)`. See `restarts`.
 #' @param learn_kernel Optimise the kernel hyperparameters (else keep them).
 #' @param control List from [gpr_loo_control()].
 #' @param na.action How the formula interface treats missing values.
@@ -152,12 +156,14 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     upper <- flat$log_par
   }
   starts <- matrix(flat$log_par, nrow = restarts, ncol = length(flat$log_par), byrow = TRUE)
-  if (restarts > 1) {
-    jit <- matrix(stats::rnorm((restarts - 1) * ncol(starts)), restarts - 1)
+  sigma_scale <- restart_sigma_scale(restarts)
+  if (restarts > 2) {
+    jit <- matrix(stats::rnorm((restarts - 2) * ncol(starts)), restarts - 2)
     jit <- sweep(jit, 2, as.numeric(upper > lower), "*")
-    starts[-1, ] <- starts[-1, , drop = FALSE] + jit
+    starts[-(1:2), ] <- starts[-(1:2), , drop = FALSE] + jit
     starts <- pmin(pmax(starts, rep(lower, each = restarts)), rep(upper, each = restarts))
   }
+  sigma0 <- outer(sigma0, sigma_scale)
   opts <- list(noise = noise, solver = solver, lambda = lambda, p = p,
                sigma_floor = control$sigma_floor, damping = control$damping,
                max_sweeps = control$max_sweeps, max_outer = control$max_outer,
@@ -249,4 +255,10 @@ gpr_loo_control <- function(max_outer = 30, max_sweeps = 200, max_hyper_iter = 5
        max_hyper_iter = as.integer(max_hyper_iter), tol_sweep = tol_sweep,
        tol_outer = tol_outer, sigma_floor = sigma_floor, damping = damping,
        jitter = jitter, backend = match.arg(backend))
+}
+
+# Scale of the initial noise variances per start (see `restarts`): the first
+# start as given, the second a tenth of it, the rest 10^-U(0, 2).
+restart_sigma_scale <- function(restarts) {
+  c(1, 0.1, 10^-stats::runif(max(restarts - 2, 0), 0, 2))[seq_len(restarts)]
 }

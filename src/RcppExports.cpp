@@ -147,7 +147,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpr_loo_fit_cpp
-Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0, const MapMat starts, const MapVec lower, const MapVec upper, Rcpp::List options);
+Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapMat sigma0, const MapMat starts, const MapVec lower, const MapVec upper, Rcpp::List options);
 RcppExport SEXP _noisylabels_gpr_loo_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP startsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP optionsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -155,7 +155,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type sigma0(sigma0SEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type sigma0(sigma0SEXP);
     Rcpp::traits::input_parameter< const MapMat >::type starts(startsSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type lower(lowerSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type upper(upperSEXP);

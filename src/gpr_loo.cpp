@@ -195,18 +195,21 @@ GprLooResult GprLoo::fit(const VectorXd& sigma0, const VectorXd& log_par0, const
 }
 
 GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                         const VectorXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
+                         const MatrixXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
                          const VectorXd& upper, const GprLooOptions& options, Monitor& monitor) {
   GprLooResult best;
   best.objective = std::numeric_limits<double>::infinity();
   std::vector<double> objectives;
   int total_fact = 0;
   std::string last_error;
+  if (sigma0.rows() != x.rows() || sigma0.cols() != starts.rows()) {
+    throw std::invalid_argument("gpr_loo: sigma0 must be n x (number of starts)");
+  }
   for (int r = 0; r < starts.rows(); ++r) {
     monitor.check();
     try {
       GprLoo model(x, y, kernel, options);
-      GprLooResult res = model.fit(sigma0, starts.row(r).transpose(), lower, upper, monitor);
+      GprLooResult res = model.fit(sigma0.col(r), starts.row(r).transpose(), lower, upper, monitor);
       total_fact += res.factorizations;
       objectives.push_back(res.objective);
       if (res.objective < best.objective) {

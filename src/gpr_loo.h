@@ -110,9 +110,10 @@ class GprLoo {
   std::vector<int> trace_fact_;
 };
 
-// Multi-start driver: rows of `starts` are initial log hyperparameters.
+// Multi-start driver: start r begins at the log hyperparameters in row r of
+// `starts` and the noise variances in column r of `sigma0` (n x starts).
 GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                         const VectorXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
+                         const MatrixXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
                          const VectorXd& upper, const GprLooOptions& options, Monitor& monitor);
 
 // Posterior of f at new inputs: mean and variance (no observation noise).

@@ -32,7 +32,7 @@ GprLooOptions options_from_list(const Rcpp::List& o) {
 }  // namespace
 
 // [[Rcpp::export(.gpr_loo_fit)]]
-Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0,
+Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapMat sigma0,
                            const MapMat starts, const MapVec lower, const MapVec upper,
                            Rcpp::List options) {
   const Eigen::MatrixXd xm = x;
@@ -40,7 +40,8 @@ Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, cons
   Kernel kernel = kernel_from_list(spec);
   GprLooOptions opt = options_from_list(options);
   RMonitor monitor;
-  GprLooResult r = gpr_loo_fit(xm, ym, kernel, sigma0, starts, lower, upper, opt, monitor);
+  const Eigen::MatrixXd s0 = sigma0;
+  GprLooResult r = gpr_loo_fit(xm, ym, kernel, s0, starts, lower, upper, opt, monitor);
   return Rcpp::List::create(
       Rcpp::Named("sigma") = r.sigma, Rcpp::Named("log_par") = r.log_par,
       Rcpp::Named("objective") = r.objective, Rcpp::Named("trace") = r.trace,

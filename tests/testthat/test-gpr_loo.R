@@ -129,6 +129,31 @@ test_that("the full model finds corrupted labels and beats the basic and plain m
   expect_gt(mean(li$flagged[match(cl$corrupted, li$row)]), 0.5)
 })
 
+test_that("the second start (small initial noise) escapes the all-noise optimum and the best start is kept", {
+  # From sigma = var(y) this draw settles in the optimum that calls every label
+  # noise: a long length-scale, f nearly flat, J far above the other optimum.
+  set.seed(9)
+  f2 <- function(x) sin(2 * x[, 1]) * cos(2 * x[, 2]) + 0.5 * x[, 1]
+  n <- 100
+  X <- matrix(runif(2 * n, -2, 2), ncol = 2)
+  cl <- corrupt_labels(f2(X) + rnorm(n, 0, 0.05), rate = 0.15, level = 1)
+  one <- gpr_loo(X, cl$y, restarts = 1)
+  two <- gpr_loo(X, cl$y, restarts = 2)
+  expect_equal(two$restart_objectives[1], one$objective)
+  expect_gt(two$restart_objectives[1] - two$restart_objectives[2], 20)
+  expect_equal(two$objective, min(two$restart_objectives))
+  expect_equal(two$restart, 2L)
+  expect_lt(two$kernel$par$lengthscale, one$kernel$par$lengthscale)
+  mae <- function(f) mean(abs(fitted(f) - f2(X)))
+  expect_lt(mae(two), 0.1)
+  expect_gt(mae(one), 2 * mae(two))
+  # a third start draws a random scale below the first start's
+  set.seed(1)
+  sc <- noisylabels:::restart_sigma_scale(5)
+  expect_equal(sc[1:2], c(1, 0.1))
+  expect_true(all(sc[3:5] <= 1 & sc[3:5] >= 0.01))
+})
+
 test_that("uniform and penalised models decrease J monotonically and return sensible output", {
   t <- toy(2)
   kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 1, lengthscale = 0.25), t$x)
