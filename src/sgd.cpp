@@ -545,16 +545,18 @@ void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOp
 }
 
 
+// `with_loss = false` counts errors only (validation data: the trace keeps
+// only their error, so exp()/log1p() per row would be wasted).
 template <bool Sparse>
 SgdEval evaluate_impl(const SgdData& data, const double* w, double wbias_feature, double b,
-                      double scale, const SgdLoss& loss) {
+                      double scale, const SgdLoss& loss, bool with_loss = true) {
   Rows<Sparse> rows(data);
   double loss_sum = 0.0;
   long long wrong = 0;
   for (int i = 0; i < data.n; ++i) {
     const double f = scale * (rows.dot(i, w) + wbias_feature) + b;
     const double z = data.y[i] * f;
-    loss_sum += loss.value(z);
+    if (with_loss) loss_sum += loss.value(z);
     if (z <= 0.0) ++wrong;
   }
   SgdEval ev;
@@ -564,11 +566,11 @@ SgdEval evaluate_impl(const SgdData& data, const double* w, double wbias_feature
 }
 
 SgdEval evaluate_state(const SgdData& data, const std::vector<double>& v, double a, double b,
-                       const SgdOptions& opt) {
+                       const SgdOptions& opt, bool with_loss = true) {
   const int d = data.d;
   const double wb = opt.bias == SgdBias::Feature ? v[d] : 0.0;
-  SgdEval ev = data.sparse() ? evaluate_impl<true>(data, v.data(), wb, b, a, opt.loss)
-                             : evaluate_impl<false>(data, v.data(), wb, b, a, opt.loss);
+  SgdEval ev = data.sparse() ? evaluate_impl<true>(data, v.data(), wb, b, a, opt.loss, with_loss)
+                             : evaluate_impl<false>(data, v.data(), wb, b, a, opt.loss, with_loss);
   double norm2 = 0.0;
   for (double vj : v) norm2 += vj * vj;  // includes the bias feature when present
   ev.objective += 0.5 * opt.lambda * a * a * norm2;
@@ -694,7 +696,7 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
     res.objective.push_back(ev.objective);
     res.train_error.push_back(ev.error);
     if (valid != nullptr) {
-      res.valid_error.push_back(evaluate_state(*valid, *model, model_a, model_b, opt).error);
+      res.valid_error.push_back(evaluate_state(*valid, *model, model_a, model_b, opt, false).error);
     }
     eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
     eval_ticks += std::clock() - ce;
