@@ -112,7 +112,11 @@
 #'   parameters), `method`, `option`, `lambda`, `eta`, `eta_auto`, `epochs`,
 #'   `trace` (data frame: epoch, objective, train_error, valid_error),
 #'   `margins` (training margins with the given labels), `converged`,
-#'   `iterations` (epochs run), `seconds` (time in the epoch loops), `levels`,
+#'   `iterations` (epochs run), `seconds` (wall time in the epoch loops,
+#'   excluding the step-size search and the per-epoch evaluation),
+#'   `cpu_seconds` (process CPU time of the same sections), `eval_seconds`
+#'   and `eval_cpu_seconds` (the per-epoch objective and error passes over the
+#'   training and validation data, and the final margins), `levels`,
 #'   `n`, `d`, `sparse`, `seed`, `call` and, for the formula method, `terms`.
 #' @references Han, B., Tsang, I. W. and Chen, L. (2016). On the convergence of
 #'   a family of robust losses for stochastic gradient descent. ECML PKDD 2016,
@@ -261,7 +265,9 @@ sgd_robust.default <- function(x, y,
               eta_auto = eta_auto, epochs = epochs, trace = trace,
               margins = res$margins, y = train$y, converged = converged,
               iterations = res$epochs_run, rel_change = rel_change, tol = tol,
-              seconds = res$seconds_train, renormalisations = res$renormalisations,
+              seconds = res$seconds_train, cpu_seconds = res$cpu_seconds_train,
+              eval_seconds = res$seconds_evaluate, eval_cpu_seconds = res$cpu_seconds_evaluate,
+              renormalisations = res$renormalisations,
               levels = lab$levels, label_kind = lab$kind, n = train$n, d = train$d,
               sparse = train$sparse, seed = seed, call = call)
   if (record_iterates) {

@@ -575,7 +575,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // sgd_floor_seconds_cpp
-double sgd_floor_seconds_cpp(Rcpp::List data, int repeats);
+Rcpp::NumericVector sgd_floor_seconds_cpp(Rcpp::List data, int repeats);
 RcppExport SEXP _noisylabels_sgd_floor_seconds_cpp(SEXP dataSEXP, SEXP repeatsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;

@@ -101,7 +101,10 @@ Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::
       Rcpp::Named("margins") = Rcpp::wrap(res.margins),
       Rcpp::Named("epochs_run") = res.epochs_run,
       Rcpp::Named("renormalisations") = static_cast<double>(res.renormalisations),
-      Rcpp::Named("seconds_train") = res.seconds_train);
+      Rcpp::Named("seconds_train") = res.seconds_train,
+      Rcpp::Named("cpu_seconds_train") = res.cpu_seconds_train,
+      Rcpp::Named("seconds_evaluate") = res.seconds_evaluate,
+      Rcpp::Named("cpu_seconds_evaluate") = res.cpu_seconds_evaluate);
   if (opt.record_iterates) out["iterates"] = Rcpp::wrap(res.iterates);
   return out;
 }
@@ -124,14 +127,15 @@ double sgd_stream_seconds_cpp(Rcpp::List data, int repeats) {
   return secs;
 }
 
-// Dot + axpy floor of one epoch over these data (seconds), for inst/bench.
+// Dot + axpy floor of one epoch over these data, for inst/bench: best wall
+// and best process CPU seconds of `repeats` passes, c(wall = , cpu = ).
 // [[Rcpp::export(.sgd_floor_seconds)]]
-double sgd_floor_seconds_cpp(Rcpp::List data, int repeats) {
+Rcpp::NumericVector sgd_floor_seconds_cpp(Rcpp::List data, int repeats) {
   const SgdData d = data_from_list(data);
-  double checksum = 0.0;
-  const double secs = sgd_floor_seconds(d, repeats, &checksum);
+  double checksum = 0.0, cpu = 0.0;
+  const double secs = sgd_floor_seconds(d, repeats, &checksum, &cpu);
   if (!std::isfinite(checksum)) Rcpp::warning("non-finite checksum");
-  return secs;
+  return Rcpp::NumericVector::create(Rcpp::Named("wall") = secs, Rcpp::Named("cpu") = cpu);
 }
 
 // Loss values and derivatives at the margins z (for tests and plots).

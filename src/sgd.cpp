@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -93,26 +94,49 @@ double SgdLoss::flat_start() const {
 
 namespace {
 // The derivative with the loss type fixed at compile time, so that the epoch
-// loop (run_pass) has no per-step switch; same formulas as SgdLoss::deriv.
+// loop (run_pass) has no per-step switch, and the loss parameters copied into
+// the functor (register-resident for the pass); same formulas and operation
+// order as SgdLoss::deriv, so the results are bitwise the same.
 template <SgdLossType L>
-inline double deriv_of(const SgdLoss& loss, double z) {
-  if constexpr (L == SgdLossType::Hinge) {
-    return z < 1.0 ? -1.0 : 0.0;
-  } else if constexpr (L == SgdLossType::Logistic) {
-    if (z > 18.0) return -std::exp(-z);
-    if (z < -18.0) return -1.0;
-    return -1.0 / (1.0 + std::exp(z));
-  } else if constexpr (L == SgdLossType::Ramp) {
-    return (z > loss.s && z < 1.0) ? -1.0 : 0.0;
-  } else if constexpr (L == SgdLossType::SmoothRamp) {
-    const double e = std::exp(-std::fabs(loss.alpha * (z + loss.beta)));
-    const double one_e = 1.0 + e;
-    return -(1.0 - loss.s) * loss.alpha * e / (one_e * one_e);
-  } else {
-    const double v = loss.c * z;
-    return -loss.c * std::exp(v - std::exp(v));
+struct DerivOf {
+  double s, alpha, beta, c;
+  double smooth_scale;  // -(1 - s) alpha
+  explicit DerivOf(const SgdLoss& loss)
+      : s(loss.s), alpha(loss.alpha), beta(loss.beta), c(loss.c),
+        smooth_scale(-(1.0 - loss.s) * loss.alpha) {}
+
+  // The early returns below skip exp() only where its result is known
+  // exactly without calling it, so r'(z) is unchanged bit for bit (up to the
+  // sign of a zero, which only meets the test g != 0): exp(x) is 0 in double
+  // precision for x < -745.14 (below half the smallest subnormal, 2^-1075).
+  double operator()(double z) const {
+    if constexpr (L == SgdLossType::Hinge) {
+      return z < 1.0 ? -1.0 : 0.0;
+    } else if constexpr (L == SgdLossType::Logistic) {
+      if (z > 18.0) return z > 746.0 ? 0.0 : -std::exp(-z);
+      if (z < -18.0) return -1.0;
+      return -1.0 / (1.0 + std::exp(z));
+    } else if constexpr (L == SgdLossType::Ramp) {
+      return (z > s && z < 1.0) ? -1.0 : 0.0;
+    } else if constexpr (L == SgdLossType::SmoothRamp) {
+      const double au = std::fabs(alpha * (z + beta));
+      if (au > 746.0) return 0.0;
+      const double e = std::exp(-au);
+      const double one_e = 1.0 + e;
+      return smooth_scale * e / (one_e * one_e);
+    } else {
+      // Flat region: for v = cz > 6.64, e^v - v > 750, so exp(v - e^v) is 0
+      // (for c = 2 that is every margin above 3.32: a quarter to a half of
+      // the examples of a typical epoch). Far left: for v < -40, e^v <
+      // 4.3e-18 is below half an ulp of v (>= 3.5e-15), so v - e^v == v
+      // exactly and one exp suffices.
+      const double v = c * z;
+      if (v > 6.64) return 0.0;
+      if (v < -40.0) return -c * std::exp(v);
+      return -c * std::exp(v - std::exp(v));
+    }
   }
-}
+};
 }  // namespace
 
 SgdLossType sgd_loss_from_string(const std::string& name) {
@@ -149,69 +173,115 @@ void SgdData::validate() const {
 
 namespace {
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NL_RESTRICT __restrict__
+#define NL_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define NL_RESTRICT
+#define NL_ALWAYS_INLINE inline
+#endif
+
 template <bool Sparse>
 struct Rows {
+  // Copies of the data pointers: the kernels below write through double
+  // pointers, and a reference to SgdData would make the compiler reload every
+  // pointer after each store (it cannot rule out aliasing).
   const SgdData& data;
-  explicit Rows(const SgdData& dt) : data(dt) {}
+  const double* dense;
+  const int* row_ptr;
+  const int* col_idx;
+  const double* values;
+  int d;
+  explicit Rows(const SgdData& dt)
+      : data(dt), dense(dt.dense), row_ptr(dt.row_ptr), col_idx(dt.col_idx), values(dt.values),
+        d(dt.d) {}
+
+  const double* row(int i) const { return dense + static_cast<std::size_t>(i) * d; }
 
   // One accumulator, in storage order: a dense row then adds exactly the same
   // non-zero products in the same order as its CSR form (the zeros add
   // nothing), so dense and sparse input give bitwise identical fits. Two
   // partial sums shortened the dependency chain but broke that identity
   // (Pegasos, whose 1/(lambda t) steps amplify rounding, then diverged).
-  double dot(int i, const double* v) const {
+  double dot(int i, const double* NL_RESTRICT v) const {
     double acc = 0.0;
     if constexpr (Sparse) {
-      const int end = data.row_ptr[i + 1];
-      for (int k = data.row_ptr[i]; k < end; ++k) acc += data.values[k] * v[data.col_idx[k]];
+      const int end = row_ptr[i + 1];
+      for (int k = row_ptr[i]; k < end; ++k) acc += values[k] * v[col_idx[k]];
     } else {
-      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
-      for (int j = 0; j < data.d; ++j) acc += x[j] * v[j];
+      const double* NL_RESTRICT x = row(i);
+      for (int j = 0; j < d; ++j) acc += x[j] * v[j];
     }
     return acc;
   }
   // v += coef_v x and u += coef_u x in one pass over the row (option B / ASGD
-  // keep the correction u next to v, spec section 3.1).
-  void axpy2(int i, double coef_v, double* v, double coef_u, double* u) const {
+  // keep the correction u next to v, spec section 3.1). Element-wise, so the
+  // dense loops are unrolled by two (the compiler pairs them into one SIMD
+  // operation at -O2) with results identical to the plain loop.
+  void axpy2(int i, double coef_v, double* NL_RESTRICT v, double coef_u,
+             double* NL_RESTRICT u) const {
     if constexpr (Sparse) {
-      const int end = data.row_ptr[i + 1];
-      for (int k = data.row_ptr[i]; k < end; ++k) {
-        const int j = data.col_idx[k];
-        const double xk = data.values[k];
+      const int end = row_ptr[i + 1];
+      for (int k = row_ptr[i]; k < end; ++k) {
+        const int j = col_idx[k];
+        const double xk = values[k];
         v[j] += coef_v * xk;
         u[j] += coef_u * xk;
       }
     } else {
-      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
-      for (int j = 0; j < data.d; ++j) {
+      const double* NL_RESTRICT x = row(i);
+      int j = 0;
+      for (; j + 1 < d; j += 2) {
+        v[j] += coef_v * x[j];
+        v[j + 1] += coef_v * x[j + 1];
+        u[j] += coef_u * x[j];
+        u[j + 1] += coef_u * x[j + 1];
+      }
+      if (j < d) {
         v[j] += coef_v * x[j];
         u[j] += coef_u * x[j];
       }
     }
   }
-  void axpy(int i, double coef, double* v) const {
+  void axpy(int i, double coef, double* NL_RESTRICT v) const {
     if constexpr (Sparse) {
-      const int end = data.row_ptr[i + 1];
-      for (int k = data.row_ptr[i]; k < end; ++k) v[data.col_idx[k]] += coef * data.values[k];
+      const int end = row_ptr[i + 1];
+      for (int k = row_ptr[i]; k < end; ++k) v[col_idx[k]] += coef * values[k];
     } else {
-      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
-      for (int j = 0; j < data.d; ++j) v[j] += coef * x[j];
+      const double* NL_RESTRICT x = row(i);
+      int j = 0;
+      for (; j + 1 < d; j += 2) {
+        v[j] += coef * x[j];
+        v[j + 1] += coef * x[j + 1];
+      }
+      if (j < d) v[j] += coef * x[j];
     }
   }
   // Software prefetch of a row visited a few steps ahead: with a fresh
   // permutation every epoch, rows are a random gather (spec section 8.4).
-  void prefetch(int i) const {
+  // The last element is prefetched too: an unaligned dense row spans one
+  // cache line more than d/8. always_inline is not cosmetic: as an ordinary
+  // member of a class in an anonymous namespace, GCC 12 at -O2 found this
+  // function free of side effects (__builtin_prefetch counts as none) and
+  // deleted every call to it before inlining, so no prefetch instruction was
+  // emitted at all and a covtype-sized epoch waited on DRAM for every row.
+  NL_ALWAYS_INLINE void prefetch(int i) const {
 #if defined(__GNUC__) || defined(__clang__)
     if constexpr (Sparse) {
-      const int beg = data.row_ptr[i];
-      const int end = data.row_ptr[i + 1];
+      const int beg = row_ptr[i];
+      const int end = row_ptr[i + 1];
       for (int k = beg; k < end; k += 8) {
-        __builtin_prefetch(data.values + k);
-        __builtin_prefetch(data.col_idx + k);
+        __builtin_prefetch(values + k);
+        __builtin_prefetch(col_idx + k);
+      }
+      if (end > beg) {
+        __builtin_prefetch(values + end - 1);
+        __builtin_prefetch(col_idx + end - 1);
       }
     } else {
-      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
-      for (int j = 0; j < data.d; j += 8) __builtin_prefetch(x + j);
+      const double* x = row(i);
+      for (int j = 0; j < d; j += 8) __builtin_prefetch(x + j);
+      __builtin_prefetch(x + d - 1);
     }
 #else
     (void)i;
@@ -220,11 +290,11 @@ struct Rows {
   double sqnorm(int i) const {
     double acc = 0.0;
     if constexpr (Sparse) {
-      const int end = data.row_ptr[i + 1];
-      for (int k = data.row_ptr[i]; k < end; ++k) acc += data.values[k] * data.values[k];
+      const int end = row_ptr[i + 1];
+      for (int k = row_ptr[i]; k < end; ++k) acc += values[k] * values[k];
     } else {
-      const double* x = data.dense + static_cast<std::size_t>(i) * data.d;
-      for (int j = 0; j < data.d; ++j) acc += x[j] * x[j];
+      const double* x = row(i);
+      for (int j = 0; j < d; ++j) acc += x[j] * x[j];
     }
     return acc;
   }
@@ -282,103 +352,6 @@ double step_size(const SgdOptions& opt, long long t) {
   return opt.eta;
 }
 
-// One pass over rows order[0..count-1]. `xnorm2` (squared row norms including
-// the bias feature) is only used by Pegasos. `iterates`, if non-null, receives
-// w_t (and b) after every step.
-template <bool Sparse, SgdLossType L>
-void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
-                   const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates) {
-  const SgdData& data = rows.data;
-  const int d = data.d;
-  const bool bias_feature = opt.bias == SgdBias::Feature;
-  const bool bias_separate = opt.bias == SgdBias::Separate;
-  const bool pegasos = opt.method == SgdMethod::Pegasos;
-  const double lambda = opt.lambda;
-  const SgdLoss& loss = opt.loss;
-  double* v = st.v.data();
-  double* U = st.U.data();
-  const bool constant_step = opt.method == SgdMethod::Sgd;
-
-  constexpr int kAhead = 8;
-  for (int k = 0; k < count; ++k) {
-    const int i = order[k];
-    if (k + kAhead < count) rows.prefetch(order[k + kAhead]);
-    const double yi = data.y[i];
-    ++st.t;
-    const double eta = constant_step ? opt.eta : step_size(opt, st.t);
-
-    double vx = rows.dot(i, v);
-    if (bias_feature) vx += v[d];
-    const double z = yi * (st.a * vx + st.b);
-    const double g = deriv_of<L>(loss, z);
-
-    // Regularisation step, O(1): w <- (1 - eta lambda) w. 1/a does not depend
-    // on this example's margin, so it is formed off the critical path
-    // dot -> r'(z) -> axpy, which then needs only a multiplication.
-    const double shrink = 1.0 - eta * lambda;
-    double inv_a;
-    if (shrink > 0.0) {
-      st.a *= shrink;
-      inv_a = 1.0 / st.a;
-    } else {
-      // Only Pegasos at t = 1 (eta lambda = 1): w becomes exactly 0.
-      std::fill(st.v.begin(), st.v.end(), 0.0);
-      st.a = 1.0;
-      st.vnorm2 = 0.0;
-      vx = 0.0;
-      inv_a = 1.0;
-    }
-
-    // Loss step: w <- w - eta r'(z) y x, i.e. v <- v + delta, delta = coef * x.
-    if (g != 0.0) {
-      const double coef = -eta * g * yi * inv_a;
-      if (st.averaging && st.c != 0.0) {
-        rows.axpy2(i, coef, v, st.c * coef, U);
-        if (bias_feature) U[d] += st.c * coef;
-      } else {
-        rows.axpy(i, coef, v);
-      }
-      if (bias_feature) v[d] += coef;
-      if (pegasos) st.vnorm2 += 2.0 * coef * vx + coef * coef * xnorm2[i];
-      if (bias_separate) st.b -= opt.bias_step * eta * g * yi;
-    }
-    if (pegasos) {
-      // Projection onto the ball of radius 1/sqrt(lambda).
-      const double wnorm2 = st.a * st.a * st.vnorm2;
-      if (wnorm2 * lambda > 1.0) st.a *= std::sqrt(1.0 / (lambda * wnorm2));
-    }
-    if (st.averaging) {
-      st.c += st.a;
-      st.bias_sum += st.b;
-      ++st.count;
-    }
-    if (std::fabs(st.a) < kRenormThreshold) st.renormalise();
-
-    if (iterates != nullptr) {
-      iterates->push_back(static_cast<double>(i));
-      for (std::size_t j = 0; j < st.v.size(); ++j) iterates->push_back(st.a * v[j]);
-      iterates->push_back(st.b);
-    }
-  }
-}
-
-template <bool Sparse>
-void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
-              const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates) {
-  switch (opt.loss.type) {
-    case SgdLossType::Hinge:
-      return run_pass_loss<Sparse, SgdLossType::Hinge>(rows, order, count, opt, xnorm2, st, iterates);
-    case SgdLossType::Logistic:
-      return run_pass_loss<Sparse, SgdLossType::Logistic>(rows, order, count, opt, xnorm2, st, iterates);
-    case SgdLossType::Ramp:
-      return run_pass_loss<Sparse, SgdLossType::Ramp>(rows, order, count, opt, xnorm2, st, iterates);
-    case SgdLossType::SmoothRamp:
-      return run_pass_loss<Sparse, SgdLossType::SmoothRamp>(rows, order, count, opt, xnorm2, st, iterates);
-    case SgdLossType::Gompertz:
-      return run_pass_loss<Sparse, SgdLossType::Gompertz>(rows, order, count, opt, xnorm2, st, iterates);
-  }
-}
-
 // Uniform integer in [0, bound) from one 64-bit draw by a multiply-shift
 // (Lemire 2019) instead of a 64-bit division, which cost about as much per
 // element as the sparse rows of a7a. Deterministic for a given seed on every
@@ -400,16 +373,190 @@ void shuffle(std::vector<int>& perm, std::mt19937_64& rng) {
   }
 }
 
+// The Fisher-Yates shuffle of the next epoch, advanced one swap per SGD step
+// of the current epoch. The draws and swaps are exactly those of shuffle()
+// (same generator, same order, on a copy of the current permutation), so the
+// visiting order is unchanged; but they no longer form a pass of their own:
+// they are independent of the update chain dot -> r'(z) -> axpy, which is
+// latency-bound, so the processor executes them in its idle slots.
+struct PendingShuffle {
+  int* perm = nullptr;
+  int i = 0;       // next position to fix; 0 = done
+  int j_next = 0;  // its partner, drawn one step early so it can be prefetched
+  std::mt19937_64* rng = nullptr;
+
+  void start(std::vector<int>& next, const std::vector<int>& current, std::mt19937_64& r) {
+    std::copy(current.begin(), current.end(), next.begin());
+    perm = next.data();
+    i = static_cast<int>(next.size()) - 1;
+    rng = &r;
+    draw();
+  }
+  void draw() {
+    if (i > 0) {
+      j_next = static_cast<int>(draw_below(*rng, static_cast<std::uint64_t>(i + 1)));
+#if defined(__GNUC__) || defined(__clang__)
+      __builtin_prefetch(perm + j_next, 1);
+#endif
+    }
+  }
+  void step() {
+    if (i > 0) {
+      std::swap(perm[i], perm[j_next]);
+      --i;
+      draw();
+    }
+  }
+  void finish() {
+    while (i > 0) step();
+  }
+};
+
+// One pass over rows order[0..count-1]. `xnorm2` (squared row norms including
+// the bias feature) is only used by Pegasos. `iterates`, if non-null, receives
+// w_t (and b) after every step. `pending`, if non-null, is advanced one swap
+// per step. The learner state lives in locals for the pass (written back at
+// the end), so that the loop-carried scalars stay in registers instead of
+// being stored and reloaded around every write to v.
+template <bool Sparse, SgdLossType L>
+void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
+                   const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates,
+                   PendingShuffle* pending) {
+  const double* const y = rows.data.y;
+  const int d = rows.d;
+  const int dim = static_cast<int>(st.v.size());
+  const bool bias_feature = opt.bias == SgdBias::Feature;
+  const bool bias_separate = opt.bias == SgdBias::Separate;
+  const bool pegasos = opt.method == SgdMethod::Pegasos;
+  const bool constant_step = opt.method == SgdMethod::Sgd;
+  const double lambda = opt.lambda;
+  const double eta_const = opt.eta;
+  const double bias_step = opt.bias_step;
+  const DerivOf<L> deriv(opt.loss);
+  double* NL_RESTRICT v = st.v.data();
+  double* NL_RESTRICT U = st.U.data();
+  const bool averaging = st.averaging;
+  double a = st.a, b = st.b, c = st.c, bias_sum = st.bias_sum, vnorm2 = st.vnorm2;
+  long long t = st.t, n_avg = st.count, renorms = st.renorms;
+
+  constexpr int kAhead = 8;
+  for (int k = 0; k < count; ++k) {
+    const int i = order[k];
+    if (k + kAhead < count) {
+      const int ia = order[k + kAhead];
+      rows.prefetch(ia);
+#if defined(__GNUC__) || defined(__clang__)
+      __builtin_prefetch(y + ia);  // y[i] is a random read too, and z needs it
+#endif
+    }
+    const double yi = y[i];
+    ++t;
+    const double eta = constant_step ? eta_const : step_size(opt, t);
+
+    double vx = rows.dot(i, v);
+    if (bias_feature) vx += v[d];
+    const double z = yi * (a * vx + b);
+    const double g = deriv(z);
+
+    // Regularisation step, O(1): w <- (1 - eta lambda) w. 1/a does not depend
+    // on this example's margin, so it is formed off the critical path
+    // dot -> r'(z) -> axpy, which then needs only a multiplication.
+    const double shrink = 1.0 - eta * lambda;
+    double inv_a;
+    if (shrink > 0.0) {
+      a *= shrink;
+      inv_a = 1.0 / a;
+    } else {
+      // Only Pegasos at t = 1 (eta lambda = 1): w becomes exactly 0.
+      std::fill(v, v + dim, 0.0);
+      a = 1.0;
+      vnorm2 = 0.0;
+      vx = 0.0;
+      inv_a = 1.0;
+    }
+
+    // Loss step: w <- w - eta r'(z) y x, i.e. v <- v + delta, delta = coef * x.
+    if (g != 0.0) {
+      // (-eta g) yi = (yi (-eta)) g exactly (yi = +-1 and rounding is
+      // symmetric), which takes one multiplication off the chain after g.
+      const double coef = (yi * -eta) * g * inv_a;
+      if (averaging && c != 0.0) {
+        rows.axpy2(i, coef, v, c * coef, U);
+        if (bias_feature) U[d] += c * coef;
+      } else {
+        rows.axpy(i, coef, v);
+      }
+      if (bias_feature) v[d] += coef;
+      if (pegasos) vnorm2 += 2.0 * coef * vx + coef * coef * xnorm2[i];
+      if (bias_separate) b -= bias_step * eta * g * yi;
+    }
+    if (pegasos) {
+      // Projection onto the ball of radius 1/sqrt(lambda).
+      const double wnorm2 = a * a * vnorm2;
+      if (wnorm2 * lambda > 1.0) a *= std::sqrt(1.0 / (lambda * wnorm2));
+    }
+    if (averaging) {
+      c += a;
+      bias_sum += b;
+      ++n_avg;
+    }
+    if (std::fabs(a) < kRenormThreshold) {
+      // State::renormalise() on the locals.
+      for (int j = 0; j < dim; ++j) v[j] *= a;
+      if (averaging) c /= a;
+      vnorm2 *= a * a;
+      a = 1.0;
+      ++renorms;
+    }
+    if (pending != nullptr) pending->step();
+
+    if (iterates != nullptr) {
+      iterates->push_back(static_cast<double>(i));
+      for (int j = 0; j < dim; ++j) iterates->push_back(a * v[j]);
+      iterates->push_back(b);
+    }
+  }
+  st.a = a;
+  st.b = b;
+  st.c = c;
+  st.bias_sum = bias_sum;
+  st.vnorm2 = vnorm2;
+  st.t = t;
+  st.count = n_avg;
+  st.renorms = renorms;
+}
+
+template <bool Sparse>
+void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
+              const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates,
+              PendingShuffle* pending = nullptr) {
+  switch (opt.loss.type) {
+    case SgdLossType::Hinge:
+      return run_pass_loss<Sparse, SgdLossType::Hinge>(rows, order, count, opt, xnorm2, st, iterates, pending);
+    case SgdLossType::Logistic:
+      return run_pass_loss<Sparse, SgdLossType::Logistic>(rows, order, count, opt, xnorm2, st, iterates, pending);
+    case SgdLossType::Ramp:
+      return run_pass_loss<Sparse, SgdLossType::Ramp>(rows, order, count, opt, xnorm2, st, iterates, pending);
+    case SgdLossType::SmoothRamp:
+      return run_pass_loss<Sparse, SgdLossType::SmoothRamp>(rows, order, count, opt, xnorm2, st, iterates, pending);
+    case SgdLossType::Gompertz:
+      return run_pass_loss<Sparse, SgdLossType::Gompertz>(rows, order, count, opt, xnorm2, st, iterates, pending);
+  }
+}
+
+
+// `with_loss = false` counts errors only (validation data: the trace keeps
+// only their error, so exp()/log1p() per row would be wasted).
 template <bool Sparse>
 SgdEval evaluate_impl(const SgdData& data, const double* w, double wbias_feature, double b,
-                      double scale, const SgdLoss& loss) {
+                      double scale, const SgdLoss& loss, bool with_loss = true) {
   Rows<Sparse> rows(data);
   double loss_sum = 0.0;
   long long wrong = 0;
   for (int i = 0; i < data.n; ++i) {
     const double f = scale * (rows.dot(i, w) + wbias_feature) + b;
     const double z = data.y[i] * f;
-    loss_sum += loss.value(z);
+    if (with_loss) loss_sum += loss.value(z);
     if (z <= 0.0) ++wrong;
   }
   SgdEval ev;
@@ -419,11 +566,11 @@ SgdEval evaluate_impl(const SgdData& data, const double* w, double wbias_feature
 }
 
 SgdEval evaluate_state(const SgdData& data, const std::vector<double>& v, double a, double b,
-                       const SgdOptions& opt) {
+                       const SgdOptions& opt, bool with_loss = true) {
   const int d = data.d;
   const double wb = opt.bias == SgdBias::Feature ? v[d] : 0.0;
-  SgdEval ev = data.sparse() ? evaluate_impl<true>(data, v.data(), wb, b, a, opt.loss)
-                             : evaluate_impl<false>(data, v.data(), wb, b, a, opt.loss);
+  SgdEval ev = data.sparse() ? evaluate_impl<true>(data, v.data(), wb, b, a, opt.loss, with_loss)
+                             : evaluate_impl<false>(data, v.data(), wb, b, a, opt.loss, with_loss);
   double norm2 = 0.0;
   for (double vj : v) norm2 += vj * vj;  // includes the bias feature when present
   ev.objective += 0.5 * opt.lambda * a * a * norm2;
@@ -463,6 +610,8 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   std::vector<double> avg(dim, 0.0);
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
+  std::vector<int> perm_next(opt.epochs > 1 ? n : 0);
+  PendingShuffle pending;
   std::vector<double> xnorm2;
   if (opt.method == SgdMethod::Pegasos) {
     xnorm2.resize(n);
@@ -481,12 +630,21 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
 
   const bool option_b = opt.method == SgdMethod::Sgd && opt.average;
   const bool asgd = opt.method == SgdMethod::Asgd;
-  double seconds = 0.0;
+  double seconds = 0.0, eval_seconds = 0.0;
+  std::clock_t cpu_ticks = 0, eval_ticks = 0;
 
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
     monitor.check();
     const auto t0 = std::chrono::steady_clock::now();
-    shuffle(perm, rng);
+    const std::clock_t c0 = std::clock();
+    // Epoch 1 shuffles up front; later epochs' orders were drawn during the
+    // previous pass (PendingShuffle), with the same draws in the same order.
+    if (epoch == 1) {
+      shuffle(perm, rng);
+    } else {
+      pending.finish();
+      perm.swap(perm_next);
+    }
     if (opt.method == SgdMethod::Pegasos) {
       // Recompute ||v||^2 once per epoch so rounding in its running update cannot drift.
       st.vnorm2 = 0.0;
@@ -500,7 +658,9 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
       st.averaging = true;
       st.reset_average();
     }
-    run_pass<Sparse>(rows, perm.data(), n, opt, xnorm2, st, iterates);
+    if (epoch < opt.epochs) pending.start(perm_next, perm, rng);
+    run_pass<Sparse>(rows, perm.data(), n, opt, xnorm2, st, iterates,
+                     epoch < opt.epochs ? &pending : nullptr);
 
     // The model reported for this epoch: last iterate (option A, Pegasos),
     // epoch average (option B, which also restarts the next epoch from it),
@@ -521,6 +681,7 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
       model_a = 1.0;
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu_ticks += std::clock() - c0;
 
     if (!std::isfinite(st.a) || !std::isfinite(st.b) || !all_finite(st.v) ||
         !std::isfinite(model_b) || !all_finite(*model)) {
@@ -528,13 +689,17 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
     }
     res.epochs_run = epoch;
     if (!opt.evaluate) continue;
+    const auto te = std::chrono::steady_clock::now();
+    const std::clock_t ce = std::clock();
     const SgdEval ev = evaluate_state(train, *model, model_a, model_b, opt);
     if (!std::isfinite(ev.objective)) throw_diverged(opt, epoch);
     res.objective.push_back(ev.objective);
     res.train_error.push_back(ev.error);
     if (valid != nullptr) {
-      res.valid_error.push_back(evaluate_state(*valid, *model, model_a, model_b, opt).error);
+      res.valid_error.push_back(evaluate_state(*valid, *model, model_a, model_b, opt, false).error);
     }
+    eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
+    eval_ticks += std::clock() - ce;
     monitor.progress(epoch, opt.epochs);
   }
 
@@ -551,11 +716,18 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   for (int j = 0; j < d; ++j) res.weights[j] = model_a * (*model)[j];
   if (opt.bias == SgdBias::Feature) res.bias += model_a * (*model)[d];
   if (opt.evaluate) {
+    const auto te = std::chrono::steady_clock::now();
+    const std::clock_t ce = std::clock();
     res.margins = sgd_decision(train, res.weights, res.bias);
     for (int i = 0; i < n; ++i) res.margins[i] *= train.y[i];
+    eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
+    eval_ticks += std::clock() - ce;
   }
+  res.seconds_evaluate = eval_seconds;
+  res.cpu_seconds_evaluate = static_cast<double>(eval_ticks) / CLOCKS_PER_SEC;
   res.renormalisations = st.renorms;
   res.seconds_train = seconds;
+  res.cpu_seconds_train = static_cast<double>(cpu_ticks) / CLOCKS_PER_SEC;
   return res;
 }
 
@@ -740,13 +912,15 @@ double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum) {
   return best;
 }
 
-double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum) {
+double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum, double* cpu_seconds) {
   double best = std::numeric_limits<double>::infinity();
+  double best_cpu = best;
   double total = 0.0;
   std::vector<double> v(data.d, 0.0);
   for (int r = 0; r < std::max(1, repeats); ++r) {
     std::fill(v.begin(), v.end(), 0.0);
     const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
     auto pass = [&](const auto& rows) {
       for (int i = 0; i < data.n; ++i) {
         const double dot = rows.dot(i, v.data());
@@ -756,9 +930,11 @@ double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum) {
     };
     if (data.sparse()) pass(Rows<true>(data)); else pass(Rows<false>(data));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best_cpu = std::min(best_cpu, static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
     best = std::min(best, secs);
     for (double vj : v) total += vj;
   }
+  if (cpu_seconds != nullptr) *cpu_seconds = best_cpu;
   if (checksum != nullptr) *checksum = total;
   return best;
 }

@@ -87,6 +87,9 @@ struct SgdResult {
   int epochs_run = 0;
   long long renormalisations = 0;
   double seconds_train = 0.0;    // wall time of the epoch loops only
+  double cpu_seconds_train = 0.0;  // process CPU time (std::clock) of the same sections
+  double seconds_evaluate = 0.0;   // wall time of the per-epoch objective/error passes and final margins
+  double cpu_seconds_evaluate = 0.0;
 };
 
 // Trains one model. `valid` may be null. Throws NumericalError-like
@@ -120,8 +123,10 @@ double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum);
 // storage order that reads each example's non-zeros, forms the dot product
 // with a weight vector and adds a multiple of the example back (dot + axpy),
 // with no shuffle, loss, shrink or averaging. Best of `repeats`; `checksum`
-// receives the sum of the final weights.
-double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum);
+// receives the sum of the final weights and `cpu_seconds`, if given, the best
+// process CPU time (std::clock) of the same passes.
+double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum,
+                         double* cpu_seconds = nullptr);
 
 // Decision values f(x_i) = w.x_i + b for every row.
 std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,

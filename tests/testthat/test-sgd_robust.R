@@ -156,6 +156,18 @@ test_that("with hinge loss and a tiny step the objective decreases every epoch",
   expect_equal(fit$margins, dat$y * f, tolerance = 1e-12)
 })
 
+test_that("the fit reports epoch-loop and evaluation times separately", {
+  dat <- sgd_toy(n = 50, d = 2)
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, eta = 0.1, epochs = 2, seed = 1))
+  for (nm in c("seconds", "cpu_seconds", "eval_seconds", "eval_cpu_seconds")) {
+    expect_true(is.numeric(fit[[nm]]) && length(fit[[nm]]) == 1 && fit[[nm]] >= 0, label = nm)
+  }
+  spec <- noisylabels:::sgd_data(dat$x)
+  spec$y <- as.double(dat$y)
+  fl <- noisylabels:::.sgd_floor_seconds(spec, 1L)
+  expect_named(fl, c("wall", "cpu"))
+})
+
 test_that("the same seed gives an identical fit and set.seed reproduces it", {
   dat <- sgd_toy(n = 100, d = 3, flip = 0.2)
   set.seed(42); a <- suppressWarnings(sgd_robust(dat$x, dat$y))

@@ -6,7 +6,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <ctime>
 #include <limits>
 #include <random>
 #include <vector>
@@ -116,57 +115,61 @@ SgdOptions options_for(int loss) {
   return opt;
 }
 
-double thread_cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Epoch time and floor are both reported as wall time (what the core measures)
-// and as thread CPU time; on a loaded machine only the CPU-time ratio is
-// meaningful. Each timed call runs 5 epochs so the per-call input validation
-// is amortised; Google Benchmark's own Time/CPU columns are per call.
+// Each timed call runs 5 epochs; the core reports the wall and process CPU
+// time (std::clock) of its epoch loops alone (no validation, allocation or
+// evaluation). After every call the dot+axpy floor is measured once, outside
+// the timed region, so that the two see the same machine conditions. The
+// primary figure is ratio_cpu = best epoch CPU time / best floor CPU time
+// over the iterations (the same estimator for both: on a shared VM the best
+// of several runs is the one least disturbed by other processes); the ratio
+// of the means is reported as ratio_cpu_mean. Google Benchmark's own
+// Time/CPU columns are per call and include the untimed floor's neighbours.
 template <typename Set>
 void run_epoch(benchmark::State& state, const Set& set, bool average) {
   const SgdData data = set.view();
   SgdOptions opt = options_for(static_cast<int>(state.range(0)));
   opt.epochs = 5;
   opt.average = average;
-  double seconds = 0.0, cpu = 0.0;
-  long long epochs = 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  double best_cpu = inf, best_wall = inf, sum_cpu = 0.0;
+  double floor_cpu = inf, floor_wall = inf, sum_floor_cpu = 0.0;
+  long long calls = 0;
   for (auto _ : state) {
-    const double c0 = thread_cpu_seconds();
     SgdResult res = sgd_train(data, nullptr, opt, null_monitor());
-    cpu += thread_cpu_seconds() - c0;
     benchmark::DoNotOptimize(res.weights.data());
-    seconds += res.seconds_train;
-    epochs += opt.epochs;
+    best_cpu = std::min(best_cpu, res.cpu_seconds_train / opt.epochs);
+    best_wall = std::min(best_wall, res.seconds_train / opt.epochs);
+    sum_cpu += res.cpu_seconds_train / opt.epochs;
     opt.seed += 1;
-  }
-  double checksum = 0.0, floor_cpu = std::numeric_limits<double>::infinity(), floor_s = floor_cpu;
-  for (int r = 0; r < 5; ++r) {
-    const double c0 = thread_cpu_seconds();
-    floor_s = std::min(floor_s, sgd_floor_seconds(data, 1, &checksum));
-    floor_cpu = std::min(floor_cpu, thread_cpu_seconds() - c0);
+    state.PauseTiming();
+    double checksum = 0.0, fcpu = 0.0;
+    floor_wall = std::min(floor_wall, sgd_floor_seconds(data, 1, &checksum, &fcpu));
+    floor_cpu = std::min(floor_cpu, fcpu);
+    sum_floor_cpu += fcpu;
     benchmark::DoNotOptimize(checksum);
+    ++calls;
+    state.ResumeTiming();
   }
-  state.counters["epoch_s"] = seconds / epochs;
-  state.counters["dot_axpy_floor_s"] = floor_s;
-  state.counters["ratio_wall"] = seconds / epochs / floor_s;
-  state.counters["epoch_cpu_s"] = cpu / epochs;
+  state.counters["epoch_s"] = best_wall;
+  state.counters["dot_axpy_floor_s"] = floor_wall;
+  state.counters["ratio_wall"] = best_wall / floor_wall;
+  state.counters["epoch_cpu_s"] = best_cpu;
   state.counters["floor_cpu_s"] = floor_cpu;
-  state.counters["ratio_cpu"] = cpu / epochs / floor_cpu;
-  state.counters["ns_per_example_cpu"] = 1e9 * cpu / epochs / data.n;
+  state.counters["ratio_cpu"] = best_cpu / floor_cpu;
+  state.counters["ratio_cpu_mean"] = sum_cpu / sum_floor_cpu;
+  state.counters["ns_per_example_cpu"] = 1e9 * best_cpu / data.n;
 }
 
 void BM_EpochDenseCovtype(benchmark::State& state) { run_epoch(state, covtype_shaped(), false); }
+void BM_EpochDenseCovtypeOptionB(benchmark::State& state) { run_epoch(state, covtype_shaped(), true); }
 void BM_EpochSparseA7a(benchmark::State& state) { run_epoch(state, a7a_shaped(), false); }
 void BM_EpochDenseIjcnn1(benchmark::State& state) { run_epoch(state, ijcnn1_shaped(), false); }
 void BM_EpochDenseIjcnn1OptionB(benchmark::State& state) { run_epoch(state, ijcnn1_shaped(), true); }
 void BM_EpochSparseA7aOptionB(benchmark::State& state) { run_epoch(state, a7a_shaped(), true); }
 
 // Loss index = SgdLossType: 0 hinge, 1 logistic, 2 ramp, 3 smooth ramp, 4 Gompertz.
-BENCHMARK(BM_EpochDenseCovtype)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_EpochDenseCovtype)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK(BM_EpochDenseCovtypeOptionB)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 BENCHMARK(BM_EpochSparseA7a)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 BENCHMARK(BM_EpochSparseA7aOptionB)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 BENCHMARK(BM_EpochDenseIjcnn1)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(0.5);
