@@ -357,17 +357,30 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
       for (int c = 0; c < nd; ++c) diag(direct[c]) = k(direct[c], direct[c]) - x.col(c).squaredNorm();
     }
     if (n_neg > 0) {
-      // Sigma_+[:, N] = K[:, N] - K S B^-1 S K[:, N]
+      // Sigma_+[:, N] from the columns of B^-1 = L^-T L^-1 (one triangular
+      // product, n^2 flops per negative site): off the diagonal
+      // Sigma_+[i, c] = -(B^-1)_ic / (s_i s_c), which keeps its relative
+      // accuracy for small s_i; on it the entry of `diag` above (computed
+      // directly where 1 - (B^-1)_cc cancels); rows with tau == 0 from
+      // Sigma_+ = K - K T_+ Sigma_+.
       MatrixXd x(n, n_neg);
-      for (int c = 0; c < n_neg; ++c) x.col(c) = sq.cwiseProduct(k.col(neg[c]));
-      lower_multiply_in_place(binv, "N", x);
-      lower_multiply_in_place(binv, "T", x);  // B^-1 S K[:, N]
-      x = sq.asDiagonal() * x;
+      for (int c = 0; c < n_neg; ++c) x.col(c) = binv.col(neg[c]);
+      lower_multiply_in_place(binv, "T", x);  // B^-1[:, N]
       neg_cols.resize(n, n_neg);
-      for (int c = 0; c < n_neg; ++c) neg_cols.col(c) = k.col(neg[c]);
-      const double minus_one = -1.0, one = 1.0;
-      dgemm_("N", "N", &n, &n_neg, &n, &minus_one, k.data(), &n, x.data(), &n, &one,
-             neg_cols.data(), &n, 1, 1);
+      for (int c = 0; c < n_neg; ++c) {
+        const int j = neg[c];
+        for (int i = 0; i < n; ++i) neg_cols(i, c) = tau(i) != 0 ? -x(i, c) / (sq(i) * sq(j)) : 0.0;
+        neg_cols(j, c) = diag(j);
+      }
+      if (n_other > 0) {
+        // rows O: K[O, N] - K[O, :] T_+ Sigma_+[:, N] (T_+ is zero on O)
+        MatrixXd ko(n_other, n);
+        for (int r = 0; r < n_other; ++r) ko.row(r) = k.row(other[r]);
+        const MatrixXd rows_o = ko * (tau_pos.asDiagonal() * neg_cols);
+        for (int c = 0; c < n_neg; ++c)
+          for (int r = 0; r < n_other; ++r)
+            neg_cols(other[r], c) = k(other[r], neg[c]) - rows_o(r, c);
+      }
     }
     // mu_+ = Sigma_+ nu = a - K S B^-1 S a with a = K nu
     const VectorXd a = k * s.site_nu;
@@ -445,7 +458,7 @@ bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
 namespace {
 
 struct SweepWorkspace {
-  MatrixXd u;
+  MatrixXd u, tri;
   VectorXd blk_store, rhs_store, c, g, mu_blk, coef;
 };
 
@@ -539,10 +552,11 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
     for (int jj = 0; jj < nb; ++jj) {
       const int j = j0 + jj, i = perm[j];
       if (jj > 0) {
-        // updates from this block's earlier sites (left-looking, one gemv):
+        // updates from this block's earlier sites (left-looking, one small
+        // gemv on the block's own rows; the rows below follow in one trsm):
         // column k < jj of blk holds s_k on rows >= k.
         w.coef.head(jj) = w.c.segment(j0, jj).cwiseProduct(blk.row(jj).head(jj).transpose());
-        blk.col(jj).tail(m - jj).noalias() -= blk.block(jj, 0, m - jj, jj) * w.coef.head(jj);
+        blk.col(jj).segment(jj, nb - jj).noalias() -= blk.block(jj, 0, nb - jj, jj) * w.coef.head(jj);
         w.mu_blk(jj) -= blk.row(jj).head(jj).dot(w.g.segment(j0, jj));
       }
       const double sii = blk(jj, jj), mui = w.mu_blk(jj);
@@ -560,11 +574,121 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
       w.c(j) = c;
       w.g(j) = g;
     }
+    if (m > nb && nb > 1) {
+      // Rows below the block: column jj gets -sum_{k<jj} c_k blk(jj, k) s_k,
+      // i.e. blk[nb:, :] = B (I + M')^-1 with M(jj, k) = c_k blk(jj, k) for
+      // k < jj (unit lower triangular), one BLAS 3 solve instead of nb gemvs.
+      w.tri.setZero(nb, nb);
+      for (int k = 0; k + 1 < nb; ++k)
+        w.tri.col(k).tail(nb - k - 1) = w.c(j0 + k) * blk.col(k).segment(k + 1, nb - k - 1);
+      const int rows = m - nb;
+      const double one = 1.0;
+      dtrsm_("R", "L", "T", "U", &rows, &nb, &one, w.tri.data(), &nb, blk.data() + nb, &m, 1, 1, 1,
+             1);
+    }
     // U[j0:n, J] = blk (rows below each column's own position are final;
     // the ones above are finite and never read)
     u.block(j0, j0, m, nb) = blk;
   }
   return max_change;
+}
+
+// Sigma after a blocked sweep from the sweep's own factors, without going
+// back to K (3 instead of 4 Choleskys of flops per sweep; the exact refresh
+// from K runs every EpOptions::refresh_every sweeps and at the end).
+//
+// In visiting order let A = Sigma0 (permuted), u_k = U[k,k] the variance site
+// k saw, c_k = Delta_k / (1 + Delta_k u_k) and N the strictly lower part of
+// U. The sweep is the LDL' factorisation without pivoting of A + Delta^-1:
+// A + Delta^-1 = Lambda diag(1/c) Lambda' with Lambda = I + N C, C = diag(c).
+// Then Sigma = (A^-1 + Delta)^-1 = Delta^-1 - Delta^-1 (A + Delta^-1)^-1 Delta^-1,
+// which with H = diag(h), h_k = 1 - c_k u_k = 1 / (1 + Delta_k u_k), and
+// V = -Lambda^-1 N (strictly lower) becomes
+//   Sigma = diag(h o u) - H (V + V' + V' C V) H,
+// free of the 1/Delta terms (sites that did not move, Delta_k = 0 or tiny,
+// and negative Delta_k need no special case). V is a triangular solve with a
+// triangular right-hand side and V' C V a triangular product, n^3/3 flops
+// each in BLAS 3 (blocked over column panels). By the determinant lemma
+// log |I + K T| grows by sum_k log(1 + Delta_k u_k) = -sum_k log h_k.
+// `lam` is n x n scratch; s.sigma (which must not hold Sigma0) receives Sigma
+// in the original order.
+// Returns false if the result is not a proper posterior (rounding at the
+// boundary; the caller then falls back to the exact refresh).
+bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixXd& lam,
+                        EpState& s) {
+  const int n = static_cast<int>(perm.size());
+  if (n == 0) return true;
+  MatrixXd& u = w.u;
+  const VectorXd& c = w.c;
+  constexpr int kPanel = 128;
+  VectorXd d(n), h(n);
+  double log_h = 0;
+  for (int k = 0; k < n; ++k) {
+    d(k) = u(k, k);
+    h(k) = 1.0 - c(k) * d(k);
+    if (!(h(k) > 0) || !std::isfinite(h(k))) return false;
+    log_h += std::log(h(k));
+  }
+  // Lambda's strictly lower part: column k of N scaled by c_k.
+  lam.resize(n, n);
+  for (int k = 0; k + 1 < n; ++k)
+    lam.col(k).tail(n - k - 1) = c(k) * u.col(k).tail(n - k - 1);
+  // V[j0:, J] = -Lambda[j0:, j0:]^-1 N[j0:, J] (N and V vanish above row j0).
+  const double one = 1.0, minus_one = -1.0;
+  for (int j0 = 0; j0 < n; j0 += kPanel) {
+    const int nb = std::min(kPanel, n - j0), m = n - j0;
+    const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
+    // N: U without its diagonal and the entries above it. Rows above j0 are
+    // outside this solve, so only the panel's diagonal block is cleared; V
+    // then has a zero diagonal, and its upper part is never read.
+    for (int jj = 0; jj < nb; ++jj) u.col(j0 + jj).segment(j0, jj + 1).setZero();
+    dtrsm_("L", "L", "N", "U", &m, &nb, &minus_one, lam.data() + off, &n, u.data() + off, &n, 1,
+           1, 1, 1);
+  }
+  // X = V' C V, lower triangle, into lam: X[j0:, J] = V[j0:, j0:]' (C V[j0:, J]).
+  for (int j0 = 0; j0 < n; j0 += kPanel) {
+    const int nb = std::min(kPanel, n - j0), m = n - j0;
+    const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
+    for (int jj = 0; jj < nb; ++jj)
+      lam.col(j0 + jj).tail(m) = c.tail(m).cwiseProduct(u.col(j0 + jj).tail(m));
+    dtrmm_("L", "L", "T", "N", &m, &nb, &one, u.data() + off, &n, lam.data() + off, &n, 1, 1, 1,
+           1);
+  }
+  // Sigma in visiting order in place of X, tile by tile, each lower tile
+  // mirrored to the upper triangle as soon as it is done.
+  constexpr int kTile = 32;
+  for (int j0 = 0; j0 < n; j0 += kTile) {
+    const int j1 = std::min(n, j0 + kTile);
+    for (int i0 = j0; i0 < n; i0 += kTile) {
+      const int i1 = std::min(n, i0 + kTile);
+      for (int j = j0; j < j1; ++j) {
+        double* x = lam.data() + static_cast<std::ptrdiff_t>(j) * n;
+        const double* v = u.data() + static_cast<std::ptrdiff_t>(j) * n;
+        int t = std::max(i0, j);
+        if (t == j) {
+          x[j] = h(j) * d(j) - h(j) * h(j) * x[j];
+          ++t;
+        }
+        const double hj = h(j);
+        for (; t < i1; ++t) x[t] = -h(t) * hj * (v[t] + x[t]);
+      }
+      for (int j = j0; j < j1; ++j)
+        for (int i = std::max(i0, j + 1); i < i1; ++i) lam(j, i) = lam(i, j);
+    }
+  }
+  // Back to the original order: column perm[j] of Sigma is column j of lam
+  // with its rows permuted.
+  MatrixXd& out = s.sigma;
+  out.resize(n, n);
+  for (int j = 0; j < n; ++j) {
+    const double* src = lam.data() + static_cast<std::ptrdiff_t>(j) * n;
+    double* dst = out.data() + static_cast<std::ptrdiff_t>(perm[j]) * n;
+    for (int t = 0; t < n; ++t) dst[perm[t]] = src[t];
+  }
+  s.mu.noalias() = s.sigma * s.site_nu;
+  s.half_logdet -= 0.5 * log_h;
+  return s.sigma.diagonal().allFinite() && (s.sigma.diagonal().array() > 0).all() &&
+         s.mu.allFinite();
 }
 
 // Parallel EP: every site from the cavities of the current posterior, then
@@ -626,6 +750,16 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   SweepWorkspace work;
   MatrixXd sigma_prev, spare;  // recycled n x n storage
   int sweep = 0;
+  // Sequential blocked sweeps take Sigma from their own factors
+  // (refresh_from_sweep) between exact refreshes from K; the state is exact
+  // after the first `refresh_every - 1` such sweeps, on the last allowed
+  // sweep, when convergence is to be declared, and on return.
+  const bool use_factor = !opt.parallel && opt.block_size > 0 && opt.refresh_every != 1;
+  int factor_run = 0;       // consecutive refreshes from the sweeps' factors
+  bool exact_state = true;  // s.sigma was computed from K and the sites
+  auto exact_refresh = [&]() {
+    return ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
+  };
   while (sweep < opt.max_sweeps) {
     ++sweep;
     monitor.check();
@@ -641,18 +775,25 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
       max_change = opt.block_size > 0 ? sweep_blocked(y, lik, opt, delta, perm, s, work)
                                        : sweep_reference(y, lik, opt, delta, perm, s);
     }
-    // Full refresh after every sweep: rank-one updates lose precision, and
-    // the next sweep starts from the refreshed Sigma. Parallel EP needs only
+    // Refresh after every sweep: rank-one updates lose precision, and the
+    // next sweep starts from the refreshed Sigma. Parallel EP needs only
     // diag(Sigma) and mu between sweeps.
     const VectorXd mu0 = s.mu;
     const VectorXd diag0 = s.sigma.diagonal();
-    if (!opt.parallel) sigma_prev.swap(s.sigma);
-    const bool ok = ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
-    // the previous Sigma's storage serves the next refresh
-    if (ok && !opt.parallel) spare.swap(sigma_prev);
-    if (!ok) {
+    const double half_logdet0 = s.half_logdet;
+    if (!opt.parallel) sigma_prev.swap(s.sigma);  // Sigma0 kept for a revert
+    const bool factor = use_factor && sweep < opt.max_sweeps &&
+                        (opt.refresh_every <= 0 || factor_run < opt.refresh_every - 1);
+    bool ok = false, exact_now = true;
+    if (factor) {
+      ok = refresh_from_sweep(perm, work, spare, s) && ep_evidence(y, lik, s);
+      exact_now = !ok;
+      if (!ok) s.half_logdet = half_logdet0;  // decide on the exact posterior instead
+    }
+    if (!ok) ok = exact_refresh();
+    auto revert = [&]() {
       // Revert-and-halve damping (spec §3.3, GPstuff's strategy).
-      s.site_tau = tau0; s.site_nu = nu0; s.mu = mu0;
+      s.site_tau = tau0; s.site_nu = nu0; s.mu = mu0; s.half_logdet = half_logdet0;
       if (opt.parallel) {
         s.sigma.resize(n, n);
         s.sigma.diagonal() = diag0;
@@ -666,10 +807,24 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
         throw NumericalError("EP found no proper posterior: damping fell below 1e-3 "
                              "(the hyperparameters make the posterior improper)");
       }
+    };
+    if (!ok) {
+      revert();
       continue;
     }
+    bool small = std::abs(s.log_z - log_z_old) < opt.tol_logz && max_change < opt.tol_site * delta;
+    if (!exact_now && sweep >= opt.min_sweeps && small) {
+      // Converged on the factor-based posterior: confirm on the exact one.
+      if (!exact_refresh()) {
+        revert();
+        continue;
+      }
+      exact_now = true;
+      small = std::abs(s.log_z - log_z_old) < opt.tol_logz;
+    }
+    factor_run = exact_now ? 0 : factor_run + 1;
+    exact_state = exact_now;
     s.trace.push_back(s.log_z);
-    const bool small = std::abs(s.log_z - log_z_old) < opt.tol_logz && max_change < opt.tol_site * delta;
     log_z_old = s.log_z;
     if (sweep >= opt.min_sweeps && small) {
       s.converged = true;
@@ -680,6 +835,10 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     // Gradients and predictions need the whole Sigma.
     if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
       throw NumericalError("EP: the final parallel-EP sites give an improper posterior");
+  } else if (!exact_state) {
+    // only after a revert on the last sweep
+    if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
+      throw NumericalError("EP: the final sites give an improper posterior");
   }
   s.sweeps = sweep;
   s.damping = delta;
