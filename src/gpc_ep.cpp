@@ -459,7 +459,7 @@ namespace {
 
 struct SweepWorkspace {
   MatrixXd u, tri;
-  VectorXd blk_store, rhs_store, c, g, mu_blk, coef;
+  VectorXd rhs_store, c, g, mu_blk, coef;
 };
 
 // New site for site i from the current marginal (sii, mui): spec §3.2, with
@@ -524,19 +524,21 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
   w.c.resize(n);
   w.g.resize(n);
   w.coef.resize(bsize);
-  w.blk_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
   w.rhs_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
   MatrixXd& u = w.u;
   double max_change = 0;
   for (int j0 = 0; j0 < n; j0 += bsize) {
     const int nb = std::min(bsize, n - j0), m = n - j0;
-    // views into storage allocated once per sweep (no per-block allocation)
-    Eigen::Map<MatrixXd> blk(w.blk_store.data(), m, nb);
+    // The block's columns are gathered and updated in place in U[j0:n, J]
+    // (rows below each column's own position end up final; the ones above
+    // are finite and never read). rhs: storage allocated once per sweep.
+    const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
+    Eigen::Map<MatrixXd, 0, Eigen::OuterStride<>> blk(u.data() + off, m, nb, Eigen::OuterStride<>(n));
     Eigen::Map<MatrixXd> rhs(w.rhs_store.data(), j0, nb);
     w.mu_blk.resize(nb);
     for (int jj = 0; jj < nb; ++jj) {
       const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(perm[j0 + jj]) * n;
-      double* dst = blk.data() + static_cast<std::ptrdiff_t>(jj) * m;
+      double* dst = blk.data() + static_cast<std::ptrdiff_t>(jj) * n;
       for (int r = 0; r < m; ++r) dst[r] = src[perm[j0 + r]];
       w.mu_blk(jj) = s.mu(perm[j0 + jj]);
     }
@@ -546,7 +548,7 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
       const double minus_one = -1.0, one = 1.0;
       const int ldu = n;
       dgemm_("N", "N", &m, &nb, &j0, &minus_one, u.data() + j0, &ldu, rhs.data(), &j0, &one,
-             blk.data(), &m, 1, 1);
+             blk.data(), &ldu, 1, 1);
       w.mu_blk.noalias() -= u.block(j0, 0, nb, j0) * w.g.head(j0);
     }
     for (int jj = 0; jj < nb; ++jj) {
@@ -583,12 +585,9 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
         w.tri.col(k).tail(nb - k - 1) = w.c(j0 + k) * blk.col(k).segment(k + 1, nb - k - 1);
       const int rows = m - nb;
       const double one = 1.0;
-      dtrsm_("R", "L", "T", "U", &rows, &nb, &one, w.tri.data(), &nb, blk.data() + nb, &m, 1, 1, 1,
+      dtrsm_("R", "L", "T", "U", &rows, &nb, &one, w.tri.data(), &nb, blk.data() + nb, &n, 1, 1, 1,
              1);
     }
-    // U[j0:n, J] = blk (rows below each column's own position are final;
-    // the ones above are finite and never read)
-    u.block(j0, j0, m, nb) = blk;
   }
   return max_change;
 }

@@ -227,6 +227,16 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
     expect_lt(max(abs(fa$site_nu - ref$site_nu)), 1e-10)
     expect_lt(abs(fa$log_z - ref$log_z), 1e-10)
   }
+  # the fit (epsilon and kernel learned, nested warm-started EP) is the same
+  set.seed(2)
+  fit_exact <- gpc_ep(d$x, d$y, control = gpc_ep_control(refresh_every = 1))
+  set.seed(2)
+  fit_default <- gpc_ep(d$x, d$y)
+  expect_identical(fit_default$control$refresh_every, 10L)
+  expect_equal(fit_default$log_z, fit_exact$log_z, tolerance = 1e-8)
+  expect_equal(fit_default$epsilon, fit_exact$epsilon, tolerance = 1e-6)
+  expect_equal(noise_scores(fit_default), noise_scores(fit_exact), tolerance = 1e-6)
+  expect_error(gpc_ep_control(refresh_every = -1), class = "noisylabels_error_input")
 })
 
 test_that("parallel EP reaches the fixed point of sequential EP", {
