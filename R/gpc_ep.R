@@ -257,14 +257,15 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #'   of this many sites with matrix-matrix products (same iterates as
 #'   one-at-a-time updates, up to rounding); 0 updates the full posterior
 #'   covariance after every site (slower; kept as a reference).
-#' @param refresh_every Sequential blocked sweeps only: the posterior
-#'   covariance is recomputed exactly from the kernel matrix and the sites
-#'   after every `refresh_every`-th sweep, and after the others it is taken
-#'   from the sweep's own factors (about a quarter fewer operations per sweep;
-#'   the iterates agree with an exact refresh after every sweep up to
-#'   rounding, about 1e-13). 1 refreshes exactly after every sweep; 0 only
-#'   before declaring convergence. The returned posterior is always the exact
-#'   one.
+#' @param refresh_every Sequential blocked sweeps with at least 128
+#'   training points: the posterior covariance is recomputed exactly from the
+#'   kernel matrix and the sites after every `refresh_every`-th sweep, and
+#'   after the others it is taken from the sweep's own factors (a quarter
+#'   fewer operations per sweep; the iterates and the returned posterior agree
+#'   with an exact refresh after every sweep up to rounding, about 1e-13,
+#'   and the periodic exact refresh bounds the drift). 1 refreshes exactly
+#'   after every sweep (the behaviour before this option existed); 0 never
+#'   after the start.
 #' @return A list of class `gpc_ep_control`.
 #' @examples
 #' gpc_ep_control(max_sweeps = 50)

@@ -167,6 +167,8 @@ constexpr double kWeakSite = 1e-3;
 // Woodbury over the negative sites pays while they are few; beyond this share
 // of n the spec's I + L_K' T L_K form is cheaper.
 constexpr double kMaxNegativeShare = 0.25;
+// Smallest n for which sequential sweeps take Sigma from their own factors.
+constexpr int kMinFactorN = 128;
 
 // Spec §3.2 case B with any signs: M = I + L_K' T L_K = R R'; chol(M) exists
 // iff the posterior is proper; Sigma = W'W with W = R^-1 L_K'.
@@ -750,12 +752,13 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   MatrixXd sigma_prev, spare;  // recycled n x n storage
   int sweep = 0;
   // Sequential blocked sweeps take Sigma from their own factors
-  // (refresh_from_sweep) between exact refreshes from K; the state is exact
-  // after the first `refresh_every - 1` such sweeps, on the last allowed
-  // sweep, when convergence is to be declared, and on return.
-  const bool use_factor = !opt.parallel && opt.block_size > 0 && opt.refresh_every != 1;
+  // (refresh_from_sweep), with an exact refresh from K after every
+  // `refresh_every`-th sweep (0: never), which bounds the rounding drift; the
+  // state returned is that of the last refresh. Below kMinFactorN the
+  // O(n^2) work of the factor refresh outweighs the n^3/3 flops it saves.
+  const bool use_factor = !opt.parallel && opt.block_size > 0 && opt.refresh_every != 1 &&
+                          n >= kMinFactorN;
   int factor_run = 0;       // consecutive refreshes from the sweeps' factors
-  bool exact_state = true;  // s.sigma was computed from K and the sites
   auto exact_refresh = [&]() {
     return ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
   };
@@ -781,8 +784,8 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     const VectorXd diag0 = s.sigma.diagonal();
     const double half_logdet0 = s.half_logdet;
     if (!opt.parallel) sigma_prev.swap(s.sigma);  // Sigma0 kept for a revert
-    const bool factor = use_factor && sweep < opt.max_sweeps &&
-                        (opt.refresh_every <= 0 || factor_run < opt.refresh_every - 1);
+    const bool factor =
+        use_factor && (opt.refresh_every <= 0 || factor_run < opt.refresh_every - 1);
     bool ok = false, exact_now = true;
     if (factor) {
       ok = refresh_from_sweep(perm, work, spare, s) && ep_evidence(y, lik, s);
@@ -811,18 +814,9 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
       revert();
       continue;
     }
-    bool small = std::abs(s.log_z - log_z_old) < opt.tol_logz && max_change < opt.tol_site * delta;
-    if (!exact_now && sweep >= opt.min_sweeps && small) {
-      // Converged on the factor-based posterior: confirm on the exact one.
-      if (!exact_refresh()) {
-        revert();
-        continue;
-      }
-      exact_now = true;
-      small = std::abs(s.log_z - log_z_old) < opt.tol_logz;
-    }
+    const bool small =
+        std::abs(s.log_z - log_z_old) < opt.tol_logz && max_change < opt.tol_site * delta;
     factor_run = exact_now ? 0 : factor_run + 1;
-    exact_state = exact_now;
     s.trace.push_back(s.log_z);
     log_z_old = s.log_z;
     if (sweep >= opt.min_sweeps && small) {
@@ -834,10 +828,6 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     // Gradients and predictions need the whole Sigma.
     if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
       throw NumericalError("EP: the final parallel-EP sites give an improper posterior");
-  } else if (!exact_state) {
-    // only after a revert on the last sweep
-    if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
-      throw NumericalError("EP: the final sites give an improper posterior");
   }
   s.sweeps = sweep;
   s.damping = delta;

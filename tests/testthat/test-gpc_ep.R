@@ -189,9 +189,10 @@ test_that("blocked sweeps give the same EP iterates as one-at-a-time rank-one up
 })
 
 test_that("Sigma from the sweep's own factors gives the iterates of the exact refresh", {
-  # refresh_every = 0: every sweep but the last takes Sigma from its own LDL'
-  # factors (no refresh from K), so the sites of each sweep test every entry
-  # of that Sigma, and the trace tests its diagonal, mu and log-determinant.
+  # refresh_every = 0: every sweep takes Sigma from its own LDL' factors (no
+  # refresh from K after the start), so the sites of each sweep test every
+  # entry of the previous sweep's Sigma, and the trace its diagonal, mu and
+  # log-determinant.
   d <- ep_toy(n = 150, flips = 8, seed = 11)
   K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
   for (eps in c(0, 0.05, 0.2)) {
@@ -207,7 +208,8 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
         expect_lt(max(abs(fa$trace - ref$trace)), 1e-10, label = lab)
         expect_lt(abs(fa$log_z - ref$log_z), 1e-10, label = lab)
         expect_identical(fa$skipped, ref$skipped)
-        # the returned posterior is the exact one for the final sites
+        # the returned posterior is the exact one for the final sites, up to
+        # the rounding drift of the factor refreshes
         ev <- ns$.gpc_ep_evidence_k(K, d$y, fa$site_tau, fa$site_nu, eps, 0)
         expect_equal(fa$var, diag(ev$sigma), tolerance = 1e-12, label = lab)
         expect_equal(fa$mu, ev$mu, tolerance = 1e-12, label = lab)
