@@ -433,13 +433,26 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   return diag.allFinite() && (diag.array() > 0).all() && s.mu.allFinite();
 }
 
+namespace {
+// ep_evidence() with diag(Sigma) given (run_ep keeps Sigma permuted between
+// factor refreshes).
+bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd& diag,
+                      EpState& s);
+}  // namespace
+
 bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
+  return ep_evidence_diag(y, lik, s.sigma.diagonal(), s);
+}
+
+namespace {
+bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd& diag,
+                      EpState& s) {
   const int n = static_cast<int>(y.size());
   s.cav_tau.resize(n); s.cav_nu.resize(n); s.z.resize(n); s.log_zi.resize(n);
   s.dlogz_deps.resize(n); s.flip_prob.resize(n);
   double total = -s.half_logdet + 0.5 * s.site_nu.dot(s.mu);
   for (int i = 0; i < n; ++i) {
-    const double sii = s.sigma(i, i);
+    const double sii = diag(i);
     if (!(sii > 0)) return false;
     const double tc = 1.0 / sii - s.site_tau(i);
     const double nc = s.mu(i) / sii - s.site_nu(i);
@@ -455,6 +468,7 @@ bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
   s.log_z = total;
   return std::isfinite(total);
 }
+}  // namespace
 
 
 namespace {
@@ -518,8 +532,11 @@ double sweep_reference(const VectorXd& y, const EpLikelihood& lik, const EpOptio
 // columns from Sigma0 and applies all earlier updates with one dgemm, so the
 // sweep costs n^3/3 flops in BLAS 3 instead of n^3 in memory-bound rank-one
 // updates; the iterates are those of sweep_reference up to rounding.
+// `gidx[j]` is the row/column of s.sigma that holds site perm[j] (s.sigma may
+// be stored in the visiting order of the previous sweep).
 double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
-                     double delta, const std::vector<int>& perm, EpState& s, SweepWorkspace& w) {
+                     double delta, const std::vector<int>& perm, const std::vector<int>& gidx,
+                     EpState& s, SweepWorkspace& w) {
   const int n = static_cast<int>(y.size());
   const int bsize = std::max(1, opt.block_size);
   if (w.u.rows() != n || w.u.cols() != n) w.u.resize(n, n);
@@ -539,9 +556,9 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
     Eigen::Map<MatrixXd> rhs(w.rhs_store.data(), j0, nb);
     w.mu_blk.resize(nb);
     for (int jj = 0; jj < nb; ++jj) {
-      const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(perm[j0 + jj]) * n;
+      const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(gidx[j0 + jj]) * n;
       double* dst = blk.data() + static_cast<std::ptrdiff_t>(jj) * n;
-      for (int r = 0; r < m; ++r) dst[r] = src[perm[j0 + r]];
+      for (int r = 0; r < m; ++r) dst[r] = src[gidx[j0 + r]];
       w.mu_blk(jj) = s.mu(perm[j0 + jj]);
     }
     if (j0 > 0) {
@@ -611,12 +628,13 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
 // triangular right-hand side and V' C V a triangular product, n^3/3 flops
 // each in BLAS 3 (blocked over column panels). By the determinant lemma
 // log |I + K T| grows by sum_k log(1 + Delta_k u_k) = -sum_k log h_k.
-// `lam` is n x n scratch; s.sigma (which must not hold Sigma0) receives Sigma
-// in the original order.
+// `lam` is n x n scratch and is swapped with s.sigma (which must not hold
+// Sigma0), which then holds Sigma in the visiting order `perm`; `diag`
+// receives diag(Sigma) in the original order.
 // Returns false if the result is not a proper posterior (rounding at the
 // boundary; the caller then falls back to the exact refresh).
 bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixXd& lam,
-                        EpState& s) {
+                        EpState& s, VectorXd& diag) {
   const int n = static_cast<int>(perm.size());
   if (n == 0) return true;
   MatrixXd& u = w.u;
@@ -677,19 +695,19 @@ bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixX
         for (int i = std::max(i0, j + 1); i < i1; ++i) lam(j, i) = lam(i, j);
     }
   }
-  // Back to the original order: column perm[j] of Sigma is column j of lam
-  // with its rows permuted.
-  MatrixXd& out = s.sigma;
-  out.resize(n, n);
-  for (int j = 0; j < n; ++j) {
-    const double* src = lam.data() + static_cast<std::ptrdiff_t>(j) * n;
-    double* dst = out.data() + static_cast<std::ptrdiff_t>(perm[j]) * n;
-    for (int t = 0; t < n; ++t) dst[perm[t]] = src[t];
+  // s.sigma stays in visiting order (s.sigma(t, j) = Sigma[perm[t], perm[j]]);
+  // mu and `diag` are in the original order.
+  s.sigma.swap(lam);
+  VectorXd nu_p(n);
+  for (int t = 0; t < n; ++t) nu_p(t) = s.site_nu(perm[t]);
+  const VectorXd mu_p = s.sigma * nu_p;
+  diag.resize(n);
+  for (int t = 0; t < n; ++t) {
+    s.mu(perm[t]) = mu_p(t);
+    diag(perm[t]) = s.sigma(t, t);
   }
-  s.mu.noalias() = s.sigma * s.site_nu;
   s.half_logdet -= 0.5 * log_h;
-  return s.sigma.diagonal().allFinite() && (s.sigma.diagonal().array() > 0).all() &&
-         s.mu.allFinite();
+  return diag.allFinite() && (diag.array() > 0).all() && s.mu.allFinite();
 }
 
 // Parallel EP: every site from the cavities of the current posterior, then
@@ -759,7 +777,18 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   const bool use_factor = !opt.parallel && opt.block_size > 0 && opt.refresh_every != 1 &&
                           n >= kMinFactorN;
   int factor_run = 0;       // consecutive refreshes from the sweeps' factors
+  // After a factor refresh s.sigma is stored in that sweep's visiting order:
+  // s.sigma(a, b) = Sigma[order[a], order[b]] (empty: the original order),
+  // which saves an n x n permutation per sweep; `diag` is diag(Sigma) in the
+  // original order and `gidx` the storage position of each visited site.
+  std::vector<int> order, gidx(n), pos(n);
+  VectorXd diag;
+  auto evidence = [&]() {
+    if (order.empty()) return ep_evidence(y, lik, s);
+    return ep_evidence_diag(y, lik, diag, s);
+  };
   auto exact_refresh = [&]() {
+    order.clear();
     return ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
   };
   while (sweep < opt.max_sweeps) {
@@ -774,8 +803,17 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
       max_change = sweep_parallel(y, lik, opt, delta, s);
     } else {
       random_permutation(perm, rng);
-      max_change = opt.block_size > 0 ? sweep_blocked(y, lik, opt, delta, perm, s, work)
-                                       : sweep_reference(y, lik, opt, delta, perm, s);
+      if (opt.block_size > 0) {
+        if (order.empty()) {
+          gidx = perm;
+        } else {
+          for (int a = 0; a < n; ++a) pos[order[a]] = a;
+          for (int j = 0; j < n; ++j) gidx[j] = pos[perm[j]];
+        }
+        max_change = sweep_blocked(y, lik, opt, delta, perm, gidx, s, work);
+      } else {
+        max_change = sweep_reference(y, lik, opt, delta, perm, s);
+      }
     }
     // Refresh after every sweep: rank-one updates lose precision, and the
     // next sweep starts from the refreshed Sigma. Parallel EP needs only
@@ -783,12 +821,18 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     const VectorXd mu0 = s.mu;
     const VectorXd diag0 = s.sigma.diagonal();
     const double half_logdet0 = s.half_logdet;
+    const std::vector<int> order0 = order;
+    const VectorXd sdiag0 = order.empty() ? VectorXd() : diag;
     if (!opt.parallel) sigma_prev.swap(s.sigma);  // Sigma0 kept for a revert
     const bool factor =
         use_factor && (opt.refresh_every <= 0 || factor_run < opt.refresh_every - 1);
     bool ok = false, exact_now = true;
     if (factor) {
-      ok = refresh_from_sweep(perm, work, spare, s) && ep_evidence(y, lik, s);
+      ok = refresh_from_sweep(perm, work, spare, s, diag);
+      if (ok) {
+        order = perm;
+        ok = evidence();
+      }
       exact_now = !ok;
       if (!ok) s.half_logdet = half_logdet0;  // decide on the exact posterior instead
     }
@@ -801,8 +845,10 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
         s.sigma.diagonal() = diag0;
       } else {
         s.sigma.swap(sigma_prev);
+        order = order0;
+        diag = sdiag0;
       }
-      if (!ep_evidence(y, lik, s)) throw NumericalError("EP: lost a proper posterior while reverting");
+      if (!evidence()) throw NumericalError("EP: lost a proper posterior while reverting");
       ++s.reverts;
       delta *= 0.5;
       if (delta < 1e-3) {
@@ -828,6 +874,15 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     // Gradients and predictions need the whole Sigma.
     if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
       throw NumericalError("EP: the final parallel-EP sites give an improper posterior");
+  } else if (!order.empty()) {
+    // back to the original order for the caller
+    spare.resize(n, n);
+    for (int b = 0; b < n; ++b) {
+      const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(b) * n;
+      double* dst = spare.data() + static_cast<std::ptrdiff_t>(order[b]) * n;
+      for (int a = 0; a < n; ++a) dst[order[a]] = src[a];
+    }
+    s.sigma.swap(spare);
   }
   s.sweeps = sweep;
   s.damping = delta;

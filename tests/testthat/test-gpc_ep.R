@@ -229,6 +229,17 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
     expect_lt(max(abs(fa$site_nu - ref$site_nu)), 1e-10)
     expect_lt(abs(fa$log_z - ref$log_z), 1e-10)
   }
+  # a run that undoes a sweep (revert-and-halve) after factor refreshes
+  K2 <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 100, prec = c(1, 1)))
+  ep_n <- modifyList(ep_tight, list(max_sweeps = 100L, tol_logz = 1e-6, tol_site = 1e-4))
+  ref <- ns$.gpc_ep_run_k(K2, d$y, 0.1, 0, c(ep_n, refresh_every = 1L), 3)
+  fa <- ns$.gpc_ep_run_k(K2, d$y, 0.1, 0, c(ep_n, refresh_every = 0L), 3)
+  expect_gte(fa$reverts, 1L)
+  expect_identical(fa$reverts, ref$reverts)
+  expect_identical(fa$sweeps, ref$sweeps)
+  expect_lt(max(abs(fa$site_tau - ref$site_tau)), 1e-10)
+  expect_lt(abs(fa$log_z - ref$log_z), 1e-10)
+  expect_equal(fa$var, ref$var, tolerance = 1e-12)
   # the fit (epsilon and kernel learned, nested warm-started EP) is the same
   set.seed(2)
   fit_exact <- gpc_ep(d$x, d$y, control = gpc_ep_control(refresh_every = 1))
