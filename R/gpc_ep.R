@@ -8,10 +8,10 @@
 #' paper's eq. 6) or the probit (`"probit"`, \eqn{\sigma = 1}). The posterior
 #' over the latent function is approximated by sequential expectation
 #' propagation (EP) with rank-one updates; after each sweep the posterior is
-#' rebuilt from the sweep's own factors, and exactly from the kernel matrix
-#' every `refresh_every` sweeps and at the end (see [gpc_ep_control()]);
-#' site precisions may be negative (the likelihood is not log-concave), in
-#' which case improper sweeps are undone and the damping halved. The
+#' rebuilt, from the sweep's own factors or, every `refresh_every` sweeps,
+#' exactly from the kernel matrix (see [gpc_ep_control()]); site precisions
+#' may be negative (the likelihood is not log-concave), in which case
+#' improper sweeps are undone and the damping halved. The
 #' labelling-error rate is learned by EM and the kernel hyperparameters by
 #' L-BFGS steps on the EP log marginal likelihood inside the same outer loop.
 #' All numerics run in C++.
