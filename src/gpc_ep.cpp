@@ -167,6 +167,8 @@ constexpr double kWeakSite = 1e-3;
 // Woodbury over the negative sites pays while they are few; beyond this share
 // of n the spec's I + L_K' T L_K form is cheaper.
 constexpr double kMaxNegativeShare = 0.25;
+// Smallest n for which sequential sweeps take Sigma from their own factors.
+constexpr int kMinFactorN = 128;
 
 // Spec §3.2 case B with any signs: M = I + L_K' T L_K = R R'; chol(M) exists
 // iff the posterior is proper; Sigma = W'W with W = R^-1 L_K'.
@@ -357,17 +359,30 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
       for (int c = 0; c < nd; ++c) diag(direct[c]) = k(direct[c], direct[c]) - x.col(c).squaredNorm();
     }
     if (n_neg > 0) {
-      // Sigma_+[:, N] = K[:, N] - K S B^-1 S K[:, N]
+      // Sigma_+[:, N] from the columns of B^-1 = L^-T L^-1 (one triangular
+      // product, n^2 flops per negative site): off the diagonal
+      // Sigma_+[i, c] = -(B^-1)_ic / (s_i s_c), which keeps its relative
+      // accuracy for small s_i; on it the entry of `diag` above (computed
+      // directly where 1 - (B^-1)_cc cancels); rows with tau == 0 from
+      // Sigma_+ = K - K T_+ Sigma_+.
       MatrixXd x(n, n_neg);
-      for (int c = 0; c < n_neg; ++c) x.col(c) = sq.cwiseProduct(k.col(neg[c]));
-      lower_multiply_in_place(binv, "N", x);
-      lower_multiply_in_place(binv, "T", x);  // B^-1 S K[:, N]
-      x = sq.asDiagonal() * x;
+      for (int c = 0; c < n_neg; ++c) x.col(c) = binv.col(neg[c]);
+      lower_multiply_in_place(binv, "T", x);  // B^-1[:, N]
       neg_cols.resize(n, n_neg);
-      for (int c = 0; c < n_neg; ++c) neg_cols.col(c) = k.col(neg[c]);
-      const double minus_one = -1.0, one = 1.0;
-      dgemm_("N", "N", &n, &n_neg, &n, &minus_one, k.data(), &n, x.data(), &n, &one,
-             neg_cols.data(), &n, 1, 1);
+      for (int c = 0; c < n_neg; ++c) {
+        const int j = neg[c];
+        for (int i = 0; i < n; ++i) neg_cols(i, c) = tau(i) != 0 ? -x(i, c) / (sq(i) * sq(j)) : 0.0;
+        neg_cols(j, c) = diag(j);
+      }
+      if (n_other > 0) {
+        // rows O: K[O, N] - K[O, :] T_+ Sigma_+[:, N] (T_+ is zero on O)
+        MatrixXd ko(n_other, n);
+        for (int r = 0; r < n_other; ++r) ko.row(r) = k.row(other[r]);
+        const MatrixXd rows_o = ko * (tau_pos.asDiagonal() * neg_cols);
+        for (int c = 0; c < n_neg; ++c)
+          for (int r = 0; r < n_other; ++r)
+            neg_cols(other[r], c) = k(other[r], neg[c]) - rows_o(r, c);
+      }
     }
     // mu_+ = Sigma_+ nu = a - K S B^-1 S a with a = K nu
     const VectorXd a = k * s.site_nu;
@@ -418,13 +433,26 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   return diag.allFinite() && (diag.array() > 0).all() && s.mu.allFinite();
 }
 
+namespace {
+// ep_evidence() with diag(Sigma) given (run_ep keeps Sigma permuted between
+// factor refreshes).
+bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd& diag,
+                      EpState& s);
+}  // namespace
+
 bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
+  return ep_evidence_diag(y, lik, s.sigma.diagonal(), s);
+}
+
+namespace {
+bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd& diag,
+                      EpState& s) {
   const int n = static_cast<int>(y.size());
   s.cav_tau.resize(n); s.cav_nu.resize(n); s.z.resize(n); s.log_zi.resize(n);
   s.dlogz_deps.resize(n); s.flip_prob.resize(n);
   double total = -s.half_logdet + 0.5 * s.site_nu.dot(s.mu);
   for (int i = 0; i < n; ++i) {
-    const double sii = s.sigma(i, i);
+    const double sii = diag(i);
     if (!(sii > 0)) return false;
     const double tc = 1.0 / sii - s.site_tau(i);
     const double nc = s.mu(i) / sii - s.site_nu(i);
@@ -440,13 +468,14 @@ bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
   s.log_z = total;
   return std::isfinite(total);
 }
+}  // namespace
 
 
 namespace {
 
 struct SweepWorkspace {
-  MatrixXd u;
-  VectorXd blk_store, rhs_store, c, g, mu_blk, coef;
+  MatrixXd u, tri;
+  VectorXd rhs_store, c, g, mu_blk, coef;
 };
 
 // New site for site i from the current marginal (sii, mui): spec §3.2, with
@@ -503,28 +532,33 @@ double sweep_reference(const VectorXd& y, const EpLikelihood& lik, const EpOptio
 // columns from Sigma0 and applies all earlier updates with one dgemm, so the
 // sweep costs n^3/3 flops in BLAS 3 instead of n^3 in memory-bound rank-one
 // updates; the iterates are those of sweep_reference up to rounding.
+// `gidx[j]` is the row/column of s.sigma that holds site perm[j] (s.sigma may
+// be stored in the visiting order of the previous sweep).
 double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
-                     double delta, const std::vector<int>& perm, EpState& s, SweepWorkspace& w) {
+                     double delta, const std::vector<int>& perm, const std::vector<int>& gidx,
+                     EpState& s, SweepWorkspace& w) {
   const int n = static_cast<int>(y.size());
   const int bsize = std::max(1, opt.block_size);
   if (w.u.rows() != n || w.u.cols() != n) w.u.resize(n, n);
   w.c.resize(n);
   w.g.resize(n);
   w.coef.resize(bsize);
-  w.blk_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
   w.rhs_store.resize(static_cast<std::ptrdiff_t>(n) * bsize);
   MatrixXd& u = w.u;
   double max_change = 0;
   for (int j0 = 0; j0 < n; j0 += bsize) {
     const int nb = std::min(bsize, n - j0), m = n - j0;
-    // views into storage allocated once per sweep (no per-block allocation)
-    Eigen::Map<MatrixXd> blk(w.blk_store.data(), m, nb);
+    // The block's columns are gathered and updated in place in U[j0:n, J]
+    // (rows below each column's own position end up final; the ones above
+    // are finite and never read). rhs: storage allocated once per sweep.
+    const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
+    Eigen::Map<MatrixXd, 0, Eigen::OuterStride<>> blk(u.data() + off, m, nb, Eigen::OuterStride<>(n));
     Eigen::Map<MatrixXd> rhs(w.rhs_store.data(), j0, nb);
     w.mu_blk.resize(nb);
     for (int jj = 0; jj < nb; ++jj) {
-      const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(perm[j0 + jj]) * n;
-      double* dst = blk.data() + static_cast<std::ptrdiff_t>(jj) * m;
-      for (int r = 0; r < m; ++r) dst[r] = src[perm[j0 + r]];
+      const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(gidx[j0 + jj]) * n;
+      double* dst = blk.data() + static_cast<std::ptrdiff_t>(jj) * n;
+      for (int r = 0; r < m; ++r) dst[r] = src[gidx[j0 + r]];
       w.mu_blk(jj) = s.mu(perm[j0 + jj]);
     }
     if (j0 > 0) {
@@ -533,16 +567,17 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
       const double minus_one = -1.0, one = 1.0;
       const int ldu = n;
       dgemm_("N", "N", &m, &nb, &j0, &minus_one, u.data() + j0, &ldu, rhs.data(), &j0, &one,
-             blk.data(), &m, 1, 1);
+             blk.data(), &ldu, 1, 1);
       w.mu_blk.noalias() -= u.block(j0, 0, nb, j0) * w.g.head(j0);
     }
     for (int jj = 0; jj < nb; ++jj) {
       const int j = j0 + jj, i = perm[j];
       if (jj > 0) {
-        // updates from this block's earlier sites (left-looking, one gemv):
+        // updates from this block's earlier sites (left-looking, one small
+        // gemv on the block's own rows; the rows below follow in one trsm):
         // column k < jj of blk holds s_k on rows >= k.
         w.coef.head(jj) = w.c.segment(j0, jj).cwiseProduct(blk.row(jj).head(jj).transpose());
-        blk.col(jj).tail(m - jj).noalias() -= blk.block(jj, 0, m - jj, jj) * w.coef.head(jj);
+        blk.col(jj).segment(jj, nb - jj).noalias() -= blk.block(jj, 0, nb - jj, jj) * w.coef.head(jj);
         w.mu_blk(jj) -= blk.row(jj).head(jj).dot(w.g.segment(j0, jj));
       }
       const double sii = blk(jj, jj), mui = w.mu_blk(jj);
@@ -560,11 +595,119 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
       w.c(j) = c;
       w.g(j) = g;
     }
-    // U[j0:n, J] = blk (rows below each column's own position are final;
-    // the ones above are finite and never read)
-    u.block(j0, j0, m, nb) = blk;
+    if (m > nb && nb > 1) {
+      // Rows below the block: column jj gets -sum_{k<jj} c_k blk(jj, k) s_k,
+      // i.e. blk[nb:, :] = B (I + M')^-1 with M(jj, k) = c_k blk(jj, k) for
+      // k < jj (unit lower triangular), one BLAS 3 solve instead of nb gemvs.
+      w.tri.setZero(nb, nb);
+      for (int k = 0; k + 1 < nb; ++k)
+        w.tri.col(k).tail(nb - k - 1) = w.c(j0 + k) * blk.col(k).segment(k + 1, nb - k - 1);
+      const int rows = m - nb;
+      const double one = 1.0;
+      dtrsm_("R", "L", "T", "U", &rows, &nb, &one, w.tri.data(), &nb, blk.data() + nb, &n, 1, 1, 1,
+             1);
+    }
   }
   return max_change;
+}
+
+// Sigma after a blocked sweep from the sweep's own factors, without going
+// back to K (3 instead of 4 Choleskys of flops per sweep; the exact refresh
+// from K runs every EpOptions::refresh_every sweeps and at the end).
+//
+// In visiting order let A = Sigma0 (permuted), u_k = U[k,k] the variance site
+// k saw, c_k = Delta_k / (1 + Delta_k u_k) and N the strictly lower part of
+// U. The sweep is the LDL' factorisation without pivoting of A + Delta^-1:
+// A + Delta^-1 = Lambda diag(1/c) Lambda' with Lambda = I + N C, C = diag(c).
+// Then Sigma = (A^-1 + Delta)^-1 = Delta^-1 - Delta^-1 (A + Delta^-1)^-1 Delta^-1,
+// which with H = diag(h), h_k = 1 - c_k u_k = 1 / (1 + Delta_k u_k), and
+// V = -Lambda^-1 N (strictly lower) becomes
+//   Sigma = diag(h o u) - H (V + V' + V' C V) H,
+// free of the 1/Delta terms (sites that did not move, Delta_k = 0 or tiny,
+// and negative Delta_k need no special case). V is a triangular solve with a
+// triangular right-hand side and V' C V a triangular product, n^3/3 flops
+// each in BLAS 3 (blocked over column panels). By the determinant lemma
+// log |I + K T| grows by sum_k log(1 + Delta_k u_k) = -sum_k log h_k.
+// `lam` is n x n scratch and is swapped with s.sigma (which must not hold
+// Sigma0), which then holds Sigma in the visiting order `perm`; `diag`
+// receives diag(Sigma) in the original order.
+// Returns false if the result is not a proper posterior (rounding at the
+// boundary; the caller then falls back to the exact refresh).
+bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixXd& lam,
+                        EpState& s, VectorXd& diag) {
+  const int n = static_cast<int>(perm.size());
+  if (n == 0) return true;
+  MatrixXd& u = w.u;
+  const VectorXd& c = w.c;
+  constexpr int kPanel = 128;
+  VectorXd d(n), h(n);
+  double log_h = 0;
+  for (int k = 0; k < n; ++k) {
+    d(k) = u(k, k);
+    h(k) = 1.0 - c(k) * d(k);
+    if (!(h(k) > 0) || !std::isfinite(h(k))) return false;
+    log_h += std::log(h(k));
+  }
+  // Lambda's strictly lower part: column k of N scaled by c_k.
+  lam.resize(n, n);
+  for (int k = 0; k + 1 < n; ++k)
+    lam.col(k).tail(n - k - 1) = c(k) * u.col(k).tail(n - k - 1);
+  // V[j0:, J] = -Lambda[j0:, j0:]^-1 N[j0:, J] (N and V vanish above row j0).
+  const double one = 1.0, minus_one = -1.0;
+  for (int j0 = 0; j0 < n; j0 += kPanel) {
+    const int nb = std::min(kPanel, n - j0), m = n - j0;
+    const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
+    // N: U without its diagonal and the entries above it. Rows above j0 are
+    // outside this solve, so only the panel's diagonal block is cleared; V
+    // then has a zero diagonal, and its upper part is never read.
+    for (int jj = 0; jj < nb; ++jj) u.col(j0 + jj).segment(j0, jj + 1).setZero();
+    dtrsm_("L", "L", "N", "U", &m, &nb, &minus_one, lam.data() + off, &n, u.data() + off, &n, 1,
+           1, 1, 1);
+  }
+  // X = V' C V, lower triangle, into lam: X[j0:, J] = V[j0:, j0:]' (C V[j0:, J]).
+  for (int j0 = 0; j0 < n; j0 += kPanel) {
+    const int nb = std::min(kPanel, n - j0), m = n - j0;
+    const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
+    for (int jj = 0; jj < nb; ++jj)
+      lam.col(j0 + jj).tail(m) = c.tail(m).cwiseProduct(u.col(j0 + jj).tail(m));
+    dtrmm_("L", "L", "T", "N", &m, &nb, &one, u.data() + off, &n, lam.data() + off, &n, 1, 1, 1,
+           1);
+  }
+  // Sigma in visiting order in place of X, tile by tile, each lower tile
+  // mirrored to the upper triangle as soon as it is done.
+  constexpr int kTile = 32;
+  for (int j0 = 0; j0 < n; j0 += kTile) {
+    const int j1 = std::min(n, j0 + kTile);
+    for (int i0 = j0; i0 < n; i0 += kTile) {
+      const int i1 = std::min(n, i0 + kTile);
+      for (int j = j0; j < j1; ++j) {
+        double* x = lam.data() + static_cast<std::ptrdiff_t>(j) * n;
+        const double* v = u.data() + static_cast<std::ptrdiff_t>(j) * n;
+        int t = std::max(i0, j);
+        if (t == j) {
+          x[j] = h(j) * d(j) - h(j) * h(j) * x[j];
+          ++t;
+        }
+        const double hj = h(j);
+        for (; t < i1; ++t) x[t] = -h(t) * hj * (v[t] + x[t]);
+      }
+      for (int j = j0; j < j1; ++j)
+        for (int i = std::max(i0, j + 1); i < i1; ++i) lam(j, i) = lam(i, j);
+    }
+  }
+  // s.sigma stays in visiting order (s.sigma(t, j) = Sigma[perm[t], perm[j]]);
+  // mu and `diag` are in the original order.
+  s.sigma.swap(lam);
+  VectorXd nu_p(n);
+  for (int t = 0; t < n; ++t) nu_p(t) = s.site_nu(perm[t]);
+  const VectorXd mu_p = s.sigma * nu_p;
+  diag.resize(n);
+  for (int t = 0; t < n; ++t) {
+    s.mu(perm[t]) = mu_p(t);
+    diag(perm[t]) = s.sigma(t, t);
+  }
+  s.half_logdet -= 0.5 * log_h;
+  return diag.allFinite() && (diag.array() > 0).all() && s.mu.allFinite();
 }
 
 // Parallel EP: every site from the cavities of the current posterior, then
@@ -626,6 +769,28 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   SweepWorkspace work;
   MatrixXd sigma_prev, spare;  // recycled n x n storage
   int sweep = 0;
+  // Sequential blocked sweeps take Sigma from their own factors
+  // (refresh_from_sweep), with an exact refresh from K after every
+  // `refresh_every`-th sweep (0: never), which bounds the rounding drift; the
+  // state returned is that of the last refresh. Below kMinFactorN the
+  // O(n^2) work of the factor refresh outweighs the n^3/3 flops it saves.
+  const bool use_factor = !opt.parallel && opt.block_size > 0 && opt.refresh_every != 1 &&
+                          n >= kMinFactorN;
+  int factor_run = 0;       // consecutive refreshes from the sweeps' factors
+  // After a factor refresh s.sigma is stored in that sweep's visiting order:
+  // s.sigma(a, b) = Sigma[order[a], order[b]] (empty: the original order),
+  // which saves an n x n permutation per sweep; `diag` is diag(Sigma) in the
+  // original order and `gidx` the storage position of each visited site.
+  std::vector<int> order, gidx(n), pos(n);
+  VectorXd diag;
+  auto evidence = [&]() {
+    if (order.empty()) return ep_evidence(y, lik, s);
+    return ep_evidence_diag(y, lik, diag, s);
+  };
+  auto exact_refresh = [&]() {
+    order.clear();
+    return ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
+  };
   while (sweep < opt.max_sweeps) {
     ++sweep;
     monitor.check();
@@ -638,38 +803,67 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
       max_change = sweep_parallel(y, lik, opt, delta, s);
     } else {
       random_permutation(perm, rng);
-      max_change = opt.block_size > 0 ? sweep_blocked(y, lik, opt, delta, perm, s, work)
-                                       : sweep_reference(y, lik, opt, delta, perm, s);
+      if (opt.block_size > 0) {
+        if (order.empty()) {
+          gidx = perm;
+        } else {
+          for (int a = 0; a < n; ++a) pos[order[a]] = a;
+          for (int j = 0; j < n; ++j) gidx[j] = pos[perm[j]];
+        }
+        max_change = sweep_blocked(y, lik, opt, delta, perm, gidx, s, work);
+      } else {
+        max_change = sweep_reference(y, lik, opt, delta, perm, s);
+      }
     }
-    // Full refresh after every sweep: rank-one updates lose precision, and
-    // the next sweep starts from the refreshed Sigma. Parallel EP needs only
+    // Refresh after every sweep: rank-one updates lose precision, and the
+    // next sweep starts from the refreshed Sigma. Parallel EP needs only
     // diag(Sigma) and mu between sweeps.
     const VectorXd mu0 = s.mu;
     const VectorXd diag0 = s.sigma.diagonal();
-    if (!opt.parallel) sigma_prev.swap(s.sigma);
-    const bool ok = ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
-    // the previous Sigma's storage serves the next refresh
-    if (ok && !opt.parallel) spare.swap(sigma_prev);
-    if (!ok) {
+    const double half_logdet0 = s.half_logdet;
+    const std::vector<int> order0 = order;
+    const VectorXd sdiag0 = order.empty() ? VectorXd() : diag;
+    if (!opt.parallel) sigma_prev.swap(s.sigma);  // Sigma0 kept for a revert
+    const bool factor =
+        use_factor && (opt.refresh_every <= 0 || factor_run < opt.refresh_every - 1);
+    bool ok = false, exact_now = true;
+    if (factor) {
+      ok = refresh_from_sweep(perm, work, spare, s, diag);
+      if (ok) {
+        order = perm;
+        ok = evidence();
+      }
+      exact_now = !ok;
+      if (!ok) s.half_logdet = half_logdet0;  // decide on the exact posterior instead
+    }
+    if (!ok) ok = exact_refresh();
+    auto revert = [&]() {
       // Revert-and-halve damping (spec §3.3, GPstuff's strategy).
-      s.site_tau = tau0; s.site_nu = nu0; s.mu = mu0;
+      s.site_tau = tau0; s.site_nu = nu0; s.mu = mu0; s.half_logdet = half_logdet0;
       if (opt.parallel) {
         s.sigma.resize(n, n);
         s.sigma.diagonal() = diag0;
       } else {
         s.sigma.swap(sigma_prev);
+        order = order0;
+        diag = sdiag0;
       }
-      if (!ep_evidence(y, lik, s)) throw NumericalError("EP: lost a proper posterior while reverting");
+      if (!evidence()) throw NumericalError("EP: lost a proper posterior while reverting");
       ++s.reverts;
       delta *= 0.5;
       if (delta < 1e-3) {
         throw NumericalError("EP found no proper posterior: damping fell below 1e-3 "
                              "(the hyperparameters make the posterior improper)");
       }
+    };
+    if (!ok) {
+      revert();
       continue;
     }
+    const bool small =
+        std::abs(s.log_z - log_z_old) < opt.tol_logz && max_change < opt.tol_site * delta;
+    factor_run = exact_now ? 0 : factor_run + 1;
     s.trace.push_back(s.log_z);
-    const bool small = std::abs(s.log_z - log_z_old) < opt.tol_logz && max_change < opt.tol_site * delta;
     log_z_old = s.log_z;
     if (sweep >= opt.min_sweeps && small) {
       s.converged = true;
@@ -680,6 +874,15 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
     // Gradients and predictions need the whole Sigma.
     if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
       throw NumericalError("EP: the final parallel-EP sites give an improper posterior");
+  } else if (!order.empty()) {
+    // back to the original order for the caller
+    spare.resize(n, n);
+    for (int b = 0; b < n; ++b) {
+      const double* src = s.sigma.data() + static_cast<std::ptrdiff_t>(b) * n;
+      double* dst = spare.data() + static_cast<std::ptrdiff_t>(order[b]) * n;
+      for (int a = 0; a < n; ++a) dst[order[a]] = src[a];
+    }
+    s.sigma.swap(spare);
   }
   s.sweeps = sweep;
   s.damping = delta;

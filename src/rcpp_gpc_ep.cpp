@@ -17,6 +17,7 @@ EpOptions ep_options_from_list(const Rcpp::List& o) {
   e.damping = Rcpp::as<double>(o["damping"]);
   e.clamp = Rcpp::as<bool>(o["clamp"]);
   if (o.containsElementNamed("block_size")) e.block_size = Rcpp::as<int>(o["block_size"]);
+  if (o.containsElementNamed("refresh_every")) e.refresh_every = Rcpp::as<int>(o["refresh_every"]);
   if (o.containsElementNamed("schedule"))
     e.parallel = Rcpp::as<std::string>(o["schedule"]) == "parallel";
   return e;

@@ -134,6 +134,9 @@ test_that("the fast refresh matches the direct inverse for every mix of site sig
     tiny = replace(base_tau, c(2, 5, 11, 17), c(1e-12, 1e-7, 0, 0)),
     # a few negative sites: Woodbury on top of the positive ones
     few_negative = replace(base_tau, c(4, 9, 30), c(-0.05, -0.1, 0)),
+    # a weak negative site (cancelling diagonal) beside a zero and a tiny one:
+    # the diagonal-only Woodbury columns take rows O from K - K T Sigma
+    weak_negative = replace(base_tau, c(4, 9, 17, 30), c(-1e-10, -0.05, 1e-12, 0)),
     # more than a quarter negative: the spec's I + L_K' T L_K form
     many_negative = replace(base_tau, 1:14, -runif(14, 0.001, 0.02))
   )
@@ -183,6 +186,70 @@ test_that("blocked sweeps give the same EP iterates as one-at-a-time rank-one up
   # with negative sites present the comparison is not vacuous
   r <- ns$.gpc_ep_run_k(K, d$y, 0.2, 0, ep_tight, 21)
   expect_true(any(r$site_tau < 0))
+})
+
+test_that("Sigma from the sweep's own factors gives the iterates of the exact refresh", {
+  # refresh_every = 0: every sweep takes Sigma from its own LDL' factors (no
+  # refresh from K after the start), so the sites of each sweep test every
+  # entry of the previous sweep's Sigma, and the trace its diagonal, mu and
+  # log-determinant.
+  d <- ep_toy(n = 150, flips = 8, seed = 11)
+  K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
+  for (eps in c(0, 0.05, 0.2)) {
+    for (clamp in c(FALSE, TRUE)) {
+      ep8 <- modifyList(ep_tight, list(max_sweeps = 8L, min_sweeps = 8L, clamp = clamp))
+      ref <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep8, refresh_every = 1L), 21)
+      expect_true(ref$proper)
+      for (b in c(1L, 7L, 64L)) for (re in c(0L, 3L)) {
+        fa <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep8, block_size = b, refresh_every = re), 21)
+        lab <- sprintf("eps = %g, clamp = %s, block = %d, refresh_every = %d", eps, clamp, b, re)
+        expect_lt(max(abs(fa$site_tau - ref$site_tau)), 1e-10, label = lab)
+        expect_lt(max(abs(fa$site_nu - ref$site_nu)), 1e-10, label = lab)
+        expect_lt(max(abs(fa$trace - ref$trace)), 1e-10, label = lab)
+        expect_lt(abs(fa$log_z - ref$log_z), 1e-10, label = lab)
+        expect_identical(fa$skipped, ref$skipped)
+        # the returned posterior is the exact one for the final sites, up to
+        # the rounding drift of the factor refreshes
+        ev <- ns$.gpc_ep_evidence_k(K, d$y, fa$site_tau, fa$site_nu, eps, 0)
+        expect_equal(fa$var, diag(ev$sigma), tolerance = 1e-12, label = lab)
+        expect_equal(fa$mu, ev$mu, tolerance = 1e-12, label = lab)
+      }
+    }
+  }
+  # to convergence: the same sweeps and fixed point, with damping and
+  # negative sites (and the sweeps with refreshes from K in between)
+  for (eps in c(0.05, 0.2)) {
+    ep_d <- modifyList(ep_tight, list(damping = 0.7))
+    ref <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep_d, refresh_every = 1L), 3)
+    fa <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep_d, refresh_every = 10L), 3)
+    expect_true(any(fa$site_tau < 0))
+    expect_true(fa$converged)
+    expect_identical(fa$sweeps, ref$sweeps)
+    expect_lt(max(abs(fa$site_tau - ref$site_tau)), 1e-10)
+    expect_lt(max(abs(fa$site_nu - ref$site_nu)), 1e-10)
+    expect_lt(abs(fa$log_z - ref$log_z), 1e-10)
+  }
+  # a run that undoes a sweep (revert-and-halve) after factor refreshes
+  K2 <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 100, prec = c(1, 1)))
+  ep_n <- modifyList(ep_tight, list(max_sweeps = 100L, tol_logz = 1e-6, tol_site = 1e-4))
+  ref <- ns$.gpc_ep_run_k(K2, d$y, 0.1, 0, c(ep_n, refresh_every = 1L), 3)
+  fa <- ns$.gpc_ep_run_k(K2, d$y, 0.1, 0, c(ep_n, refresh_every = 0L), 3)
+  expect_gte(fa$reverts, 1L)
+  expect_identical(fa$reverts, ref$reverts)
+  expect_identical(fa$sweeps, ref$sweeps)
+  expect_lt(max(abs(fa$site_tau - ref$site_tau)), 1e-10)
+  expect_lt(abs(fa$log_z - ref$log_z), 1e-10)
+  expect_equal(fa$var, ref$var, tolerance = 1e-12)
+  # the fit (epsilon and kernel learned, nested warm-started EP) is the same
+  set.seed(2)
+  fit_exact <- gpc_ep(d$x, d$y, control = gpc_ep_control(refresh_every = 1))
+  set.seed(2)
+  fit_default <- gpc_ep(d$x, d$y)
+  expect_identical(fit_default$control$refresh_every, 10L)
+  expect_equal(fit_default$log_z, fit_exact$log_z, tolerance = 1e-8)
+  expect_equal(fit_default$epsilon, fit_exact$epsilon, tolerance = 1e-6)
+  expect_equal(noise_scores(fit_default), noise_scores(fit_exact), tolerance = 1e-6)
+  expect_error(gpc_ep_control(refresh_every = -1), class = "noisylabels_error_input")
 })
 
 test_that("parallel EP reaches the fixed point of sequential EP", {

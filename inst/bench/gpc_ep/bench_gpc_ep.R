@@ -10,18 +10,32 @@
 # epsilon = 0.05, so the fit timings compare one inference run each (EP
 # against kernlab's Laplace/Newton iteration), not hyperparameter searches.
 #
-# Sweep cost: an EP run of 1 + r sweeps minus one of 1 sweep, divided by r
-# (best of 3), so one-off work (chol(K), the zero start) cancels. A sweep
-# includes its refresh. Columns:
-#   sweep_over_chol      sequential schedule (blocked updates; the default)
+# Sweep cost: an EP run of 1 + r sweeps minus one of 1 sweep, divided by r,
+# so one-off work (chol(K), the zero start, the final exact refresh)
+# cancels. A sweep includes its refresh. Each timing repeats its call until
+# it has used 0.25 s of CPU; the timings of one n are taken in 3 interleaved
+# rounds and the best round is kept (the machine is shared). Columns:
+#   sweep_over_chol      sequential schedule (the default), Sigma taken from
+#                        the sweep's own factors (refresh_every = 0 here, so
+#                        every timed sweep is one; the default refreshes from
+#                        K on every 10th sweep: see default_over_chol)
+#   exact_over_chol      sequential with the exact refresh from K after every
+#                        sweep (refresh_every = 1; the default until 0.0.0.9000)
+#   default_over_chol    the default's cost per sweep: 9 factor sweeps and one
+#                        exact one in 10
 #   parallel_over_chol   parallel schedule (refresh of diag(Sigma) only)
 #   reference_over_chol  sequential with one-at-a-time rank-one updates of the
 #                        full Sigma (block_size = 0; the pre-blocking method)
-#   *_cpu                the same ratios from CPU time (user + system)
-#   flops_over_chol      sequential sweep flops / chol flops by the count in
-#                        inst/bench/gpc_ep/README.md (4, plus terms for the
+#   *_cpu                the same ratios from CPU time (user + system), the
+#                        steadier one on a shared machine
+#   flops_over_chol      exact sequential sweep flops / chol flops by the count
+#                        in inst/bench/gpc_ep/README.md (4, plus terms for the
 #                        sites with tau == 0 and tau < 0 after 5 sweeps,
-#                        columns tau_zero and tau_negative)
+#                        columns tau_zero and tau_negative); a factor sweep is
+#                        3 whatever the signs
+# Fits: time (elapsed and CPU), sweeps and log Z_EP of gpc_ep() with the
+# default control, with refresh_every = 1 and with the parallel schedule, and
+# kernlab::gausspr; test error on 2000 fresh points.
 args <- commandArgs(trailingOnly = TRUE)
 sizes <- if (length(args) >= 1) as.integer(strsplit(args[1], ",")[[1]]) else c(500L, 1000L, 2000L)
 out <- if (length(args) >= 2) args[2] else "bench_gpc_ep.csv"
@@ -37,25 +51,36 @@ kl_predict <- function(model, x, chunk = 200) {
   idx <- split(seq_len(nrow(x)), ceiling(seq_len(nrow(x)) / chunk))
   unlist(lapply(idx, function(i) as.character(predict(model, x[i, , drop = FALSE]))))
 }
-# Best of `times` runs, as c(elapsed, cpu) seconds; cpu = user + system time
-# of this process, which (with one BLAS thread) is the steadier of the two on
-# a shared machine.
-best_of <- function(expr_fun, times = 3) {
-  t <- vapply(seq_len(times), function(i) {
-    st <- system.time(expr_fun())
-    c(st[["elapsed"]], st[["user.self"]] + st[["sys.self"]])
-  }, numeric(2))
-  apply(t, 1, min)
+# CPU and elapsed seconds per call of f(), repeating it until it has used
+# `target` seconds of CPU.
+time_per_call <- function(f, target = 0.25) {
+  r <- 0L
+  t0 <- proc.time()
+  repeat {
+    f()
+    r <- r + 1L
+    t <- proc.time() - t0
+    if (t[["user.self"]] + t[["sys.self"]] >= target) break
+  }
+  c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]]) / r
 }
-sweep_seconds <- function(K, y, ep, extra) {
-  ep1 <- modifyList(ep, list(max_sweeps = 1L, min_sweeps = 1L))
-  epr <- modifyList(ep, list(max_sweeps = 1L + extra, min_sweeps = 1L + extra))
-  t1 <- best_of(function() ns$.gpc_ep_run_k(K, y, 0.05, 0, ep1, 1))
-  tr <- best_of(function() ns$.gpc_ep_run_k(K, y, 0.05, 0, epr, 1))
-  (tr - t1) / extra
+# Best (minimum) over `rounds` interleaved rounds of every timing in `fs`:
+# a matrix with rows elapsed, cpu and one column per timing.
+interleaved_best <- function(fs, rounds = 3L) {
+  res <- lapply(seq_len(rounds), function(r) vapply(fs, time_per_call, numeric(2)))
+  Reduce(pmin, res)
 }
+run_k <- function(K, y, ep) {
+  force(ep)
+  function() ns$.gpc_ep_run_k(K, y, 0.05, 0, ep, 1)
+}
+cpu_elapsed <- function(expr_fun) {
+  st <- system.time(v <- expr_fun())
+  list(value = v, elapsed = st[["elapsed"]], cpu = st[["user.self"]] + st[["sys.self"]])
+}
+uptime <- function() tryCatch(system("uptime", intern = TRUE), error = function(e) readLines("/proc/loadavg"))
 cat("BLAS threads: OPENBLAS_NUM_THREADS =", Sys.getenv("OPENBLAS_NUM_THREADS", "(unset)"), "\n")
-cat("load average at start:", readLines("/proc/loadavg", warn = FALSE), "\n")
+cat("uptime at start:", uptime(), "\n")
 rows <- list()
 for (n in sizes) {
   set.seed(n)
@@ -65,14 +90,30 @@ for (n in sizes) {
   y[flip] <- -y[flip]
   ell <- 1
   k <- gp_kernel("mixed", ard = FALSE, variance = 4, bias = 0.1, nugget = 1, precision = 1 / ell^2)
-  t_ep <- system.time(fit <- gpc_ep(x, y, kernel = k, epsilon = 0.05,
-                                    learn_kernel = FALSE, scale = FALSE))[["elapsed"]]
-  t_par <- system.time(fit_par <- gpc_ep(x, y, kernel = k, epsilon = 0.05, learn_kernel = FALSE,
-                                         scale = FALSE,
-                                         control = gpc_ep_control(schedule = "parallel")))[["elapsed"]]
+  # each fit from the same seed (the sweep order is drawn from R's RNG), in
+  # two interleaved rounds, keeping the faster of each
+  fit_with <- function(control) {
+    force(control)
+    function() {
+      set.seed(7)
+      gpc_ep(x, y, kernel = k, epsilon = 0.05, learn_kernel = FALSE, scale = FALSE,
+             control = control)
+    }
+  }
+  fit_funs <- list(default = fit_with(gpc_ep_control()),
+                   exact = fit_with(gpc_ep_control(refresh_every = 1)),
+                   parallel = fit_with(gpc_ep_control(schedule = "parallel")))
+  fit_rounds <- lapply(1:2, function(r) lapply(fit_funs, function(f) cpu_elapsed(f)))
+  best_fit <- function(v) {
+    a <- fit_rounds[[1]][[v]]; b <- fit_rounds[[2]][[v]]
+    list(value = a$value, elapsed = min(a$elapsed, b$elapsed), cpu = min(a$cpu, b$cpu))
+  }
+  f_def <- best_fit("default"); f_exact <- best_fit("exact"); f_par <- best_fit("parallel")
+  fit <- f_def$value
   # kernlab: rbfdot(sigma) = exp(-sigma |x - z|^2), so sigma = 1 / (2 ell^2)
-  t_kl <- system.time(gp <- gausspr(x, factor(y), kernel = "rbfdot",
-                                    kpar = list(sigma = 1 / (2 * ell^2)), scaled = FALSE))[["elapsed"]]
+  f_kl <- cpu_elapsed(function() gausspr(x, factor(y), kernel = "rbfdot",
+                                         kpar = list(sigma = 1 / (2 * ell^2)), scaled = FALSE))
+  gp <- f_kl$value
   set.seed(n + 1)
   xt <- matrix(rnorm(2 * 2000), ncol = 2)
   yt <- ifelse(xt[, 1] + 0.5 * xt[, 2]^2 - 0.5 > 0, 1, -1)
@@ -82,12 +123,26 @@ for (n in sizes) {
   spec <- ns$kernel_spec(ns$kernel_resolve(k, x))
   K <- ns$.kernel_gram(x, spec)
   ep <- list(max_sweeps = 1L, min_sweeps = 1L, tol_logz = 0, tol_site = 0, damping = 1, clamp = FALSE)
-  extra <- if (n <= 1000) 4L else 2L
-  sweep_s <- sweep_seconds(K, y, ep, extra)
-  par_s <- sweep_seconds(K, y, modifyList(ep, list(schedule = "parallel", damping = 0.8)), extra)
-  ref_s <- if (n <= 1000) sweep_seconds(K, y, modifyList(ep, list(block_size = 0L)), 1L) else c(NA, NA)
-  reps <- max(3L, round(4000 / n))
-  chol_s <- best_of(function() for (r in seq_len(reps)) chol(K), times = 5) / reps
+  extra <- 4L
+  variants <- list(factor = c(ep, refresh_every = 0L), exact = c(ep, refresh_every = 1L),
+                   parallel = modifyList(ep, list(schedule = "parallel", damping = 0.8)))
+  if (n <= 1000) variants$reference <- c(ep, block_size = 0L, refresh_every = 1L)
+  fs <- list(chol = function() chol(K))
+  for (v in names(variants)) {
+    fs[[paste0(v, "_1")]] <- run_k(K, y, modifyList(variants[[v]], list(max_sweeps = 1L, min_sweeps = 1L)))
+    r <- if (v == "reference") 1L else extra
+    fs[[paste0(v, "_r")]] <- run_k(K, y, modifyList(variants[[v]],
+                                                   list(max_sweeps = 1L + r, min_sweeps = 1L + r)))
+  }
+  tb <- interleaved_best(fs)
+  per_sweep <- function(v) {
+    if (!v %in% names(variants)) return(c(NA_real_, NA_real_))
+    r <- if (v == "reference") 1L else extra
+    (tb[, paste0(v, "_r")] - tb[, paste0(v, "_1")]) / r
+  }
+  chol_s <- tb[, "chol"]
+  ratio <- function(v) per_sweep(v) / chol_s
+  default_ratio <- (9 * ratio("factor") + ratio("exact")) / 10
   # the sites after a few sweeps, for the flop count's weak/negative terms
   st <- ns$.gpc_ep_run_k(K, y, 0.05, 0, modifyList(ep, list(max_sweeps = 5L, min_sweeps = 5L)), 1)
   n_zero <- sum(st$site_tau == 0); n_neg <- sum(st$site_tau < 0)
@@ -96,17 +151,29 @@ for (n in sizes) {
   # (about 3 n^2 each: triangular solve and rank update)
   flops <- (4 * n^3 / 3 + 2 * n^2 * n_zero + 3 * n^2 * n_neg) / (n^3 / 3)
   rows[[length(rows) + 1]] <- data.frame(
-    n = n, ep_fit_s = t_ep, ep_sweeps = fit$sweeps, ep_parallel_fit_s = t_par,
-    ep_parallel_sweeps = fit_par$sweeps, gausspr_s = t_kl,
+    n = n, ep_fit_s = f_def$elapsed, ep_fit_cpu_s = f_def$cpu, ep_sweeps = fit$sweeps,
+    ep_exact_fit_s = f_exact$elapsed, ep_exact_fit_cpu_s = f_exact$cpu,
+    ep_exact_sweeps = f_exact$value$sweeps,
+    ep_parallel_fit_s = f_par$elapsed, ep_parallel_fit_cpu_s = f_par$cpu,
+    ep_parallel_sweeps = f_par$value$sweeps,
+    gausspr_s = f_kl$elapsed, gausspr_cpu_s = f_kl$cpu,
+    logz_default = fit$log_z, logz_exact_minus_default = f_exact$value$log_z - fit$log_z,
+    logz_parallel_minus_default = f_par$value$log_z - fit$log_z,
     ep_test_error = err_ep, gausspr_test_error = err_kl,
-    chol_s = chol_s[1], sweep_s = sweep_s[1], sweep_over_chol = sweep_s[1] / chol_s[1],
-    parallel_over_chol = par_s[1] / chol_s[1], reference_over_chol = ref_s[1] / chol_s[1],
-    sweep_over_chol_cpu = sweep_s[2] / chol_s[2], parallel_over_chol_cpu = par_s[2] / chol_s[2],
-    reference_over_chol_cpu = ref_s[2] / chol_s[2],
+    chol_s = chol_s[["elapsed"]], chol_cpu_s = chol_s[["cpu"]],
+    sweep_s = per_sweep("factor")[["elapsed"]],
+    sweep_over_chol = ratio("factor")[["elapsed"]], exact_over_chol = ratio("exact")[["elapsed"]],
+    default_over_chol = default_ratio[["elapsed"]],
+    parallel_over_chol = ratio("parallel")[["elapsed"]],
+    reference_over_chol = ratio("reference")[["elapsed"]],
+    sweep_over_chol_cpu = ratio("factor")[["cpu"]], exact_over_chol_cpu = ratio("exact")[["cpu"]],
+    default_over_chol_cpu = default_ratio[["cpu"]],
+    parallel_over_chol_cpu = ratio("parallel")[["cpu"]],
+    reference_over_chol_cpu = ratio("reference")[["cpu"]],
     tau_zero = n_zero, tau_negative = n_neg, flops_over_chol = flops)
   print(rows[[length(rows)]])
 }
 res <- do.call(rbind, rows)
-cat("load average at end:", readLines("/proc/loadavg", warn = FALSE), "\n")
+cat("uptime at end:", uptime(), "\n")
 utils::write.csv(res, out, row.names = FALSE)
 print(res, digits = 3)
