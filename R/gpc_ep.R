@@ -219,8 +219,13 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
                        "i" = "Raise {.code max_sweeps} or lower {.code damping} in {.fn gpc_ep_control}."))
   }
   if ((learn_eps || (learn_kernel && any(flat$free))) && !res$converged) {
+    hint <- if (startsWith(res$message, "stopped")) {
+      "EP found no proper posterior at the next step ({res$ep_failures} failed EP run{?s}); the fit is the last proper one. Try other starting hyperparameters or {.code tau = \"clamp\"}."
+    } else {
+      "Raise {.code max_outer} in {.fn gpc_ep_control}."
+    }
     warn_convergence(c("The hyperparameter/epsilon loop stopped after {res$outer_iterations} iteration{?s} without converging.",
-                       "i" = "Raise {.code max_outer} in {.fn gpc_ep_control}."))
+                       "i" = hint))
   }
   fit
 }

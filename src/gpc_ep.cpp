@@ -986,6 +986,26 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
     return st;
   };
 
+  // EP at lp, warm-started; if that finds no proper posterior, once more from
+  // zero sites (a warm start from other hyperparameters or another epsilon
+  // can lead EP astray where a cold start does not). Throws if both fail.
+  auto run_robust = [&](const VectorXd& lp) -> EpState {
+    try {
+      return run_at(lp);
+    } catch (const NumericalError&) {
+      if (!have_warm) throw;
+      have_warm = false;
+      return run_at(lp);
+    }
+  };
+  // After a failed step the previous state stands: warm-start from it again.
+  auto keep_state = [&](const EpState& prev) {
+    warm_tau = prev.site_tau;
+    warm_nu = prev.site_nu;
+    have_warm = true;
+    ++res.ep_failures;
+  };
+
   const int nf = static_cast<int>(opt.free.size());
   VectorXd lo(nf), hi(nf);
   for (int j = 0; j < nf; ++j) {
@@ -997,7 +1017,7 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
     for (int j = 0; j < nf; ++j) lp(opt.free[j]) = tf(j);
     EpState st;
     try {
-      st = run_at(lp);
+      st = run_robust(lp);
     } catch (const NumericalError&) {
       ++res.ep_failures;  // the optimiser treats this point as +inf
       throw;
@@ -1024,8 +1044,14 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
   if (!opt.learn_epsilon && !learn_kernel) {
     res.converged = st.converged;
   } else if (!opt.learn_epsilon) {
+    const VectorXd lp_start = log_par;
     const BoxResult br = optimise(opt.max_outer * opt.lbfgs_steps);
-    st = run_at(log_par);
+    try {
+      st = run_robust(log_par);
+    } catch (const NumericalError&) {  // keep the start, which had a proper posterior
+      log_par = lp_start;
+      keep_state(st);
+    }
     res.outer_iterations = br.iterations;
     res.converged = br.converged;
     res.logz_trace = br.trace;
@@ -1038,11 +1064,29 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
       monitor.check();
       const double eps_old = lik.epsilon;
       const VectorXd lp_old = log_par;
+      bool stuck = false;
       lik.epsilon = epsilon_update(y, st, lik, opt.rule, opt.eps_min, opt.eps_max);
-      st = run_at(log_par);
+      try {
+        st = run_robust(log_par);
+      } catch (const NumericalError&) {  // reject the epsilon step
+        lik.epsilon = eps_old;
+        keep_state(st);
+        stuck = true;
+      }
       if (learn_kernel) {
         optimise(opt.lbfgs_steps);
-        st = run_at(log_par);
+        try {
+          st = run_robust(log_par);
+          stuck = false;
+        } catch (const NumericalError&) {  // reject the kernel step
+          log_par = lp_old;
+          keep_state(st);
+        }
+      }
+      if (stuck && (!learn_kernel || log_par == lp_old)) {
+        res.outer_iterations = t;
+        res.message = "stopped: no proper EP posterior at the next epsilon or kernel step";
+        break;
       }
       res.outer_iterations = t;
       res.logz_trace.push_back(st.log_z);
@@ -1056,7 +1100,9 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
         break;
       }
     }
-    res.message = res.converged ? "converged" : "maximum number of outer iterations reached";
+    if (res.message.empty()) {
+      res.message = res.converged ? "converged" : "maximum number of outer iterations reached";
+    }
   }
   kernel.set_log_par(log_par);
   res.k = kernel.gram(x);
