@@ -16,7 +16,7 @@ document: deps
 
 install: deps
 	mkdir -p $(LIB)
-	$(R) CMD INSTALL --no-multiarch -l $(LIB) .
+	$(R) CMD INSTALL --preclean --no-multiarch -l $(LIB) .
 
 # (1) set up, install and run the main job on bundled data.
 demo: install
