@@ -68,6 +68,10 @@ SgdOptions options_from_list(const Rcpp::List& o) {
   else Rcpp::stop("unknown bias mode '" + bias + "'");
   if (o.containsElementNamed("bias_step")) opt.bias_step = Rcpp::as<double>(o["bias_step"]);
   opt.record_iterates = Rcpp::as<bool>(o["record_iterates"]);
+  if (o.containsElementNamed("w_init")) {
+    opt.w_init = Rcpp::as<std::vector<double>>(o["w_init"]);
+    opt.b_init = Rcpp::as<double>(o["b_init"]);
+  }
   // The seed arrives as a double holding a non-negative integer < 2^31.
   opt.seed = static_cast<std::uint64_t>(Rcpp::as<double>(o["seed"]));
   return opt;

@@ -302,13 +302,15 @@ struct Rows {
 
 // Learner state: w = a * v (v has d entries, plus one for the bias feature),
 // separate bias b. For averaging (option B, ASGD): sum of the iterates since
-// the last reset = c * v - U (spec section 3.1), sum of biases = bias_sum.
+// the last reset = S + c * v - U (spec section 3.1, plus the dense S that
+// renormalisation folds the running sum into), sum of biases = bias_sum.
 struct State {
   std::vector<double> v;
   double a = 1.0;
   double b = 0.0;
   bool averaging = false;
   std::vector<double> U;
+  std::vector<double> S;
   double c = 0.0;
   double bias_sum = 0.0;
   long long count = 0;        // iterates in the running average
@@ -318,26 +320,27 @@ struct State {
 
   void reset_average() {
     std::fill(U.begin(), U.end(), 0.0);
+    std::fill(S.begin(), S.end(), 0.0);
     c = 0.0;
     bias_sum = 0.0;
     count = 0;
   }
-  void renormalise() {
-    for (double& vj : v) vj *= a;
-    if (averaging) c /= a;
-    vnorm2 *= a * a;
-    a = 1.0;
-    ++renorms;
-  }
   // Explicit average of the iterates into `out` (size of v) and its bias.
   double average_into(std::vector<double>& out) const {
     const double inv = 1.0 / static_cast<double>(count);
-    for (std::size_t j = 0; j < v.size(); ++j) out[j] = (c * v[j] - U[j]) * inv;
+    for (std::size_t j = 0; j < v.size(); ++j) out[j] = (S[j] + (c * v[j] - U[j])) * inv;
     return bias_sum * inv;
   }
 };
 
+// w = a v is renormalised (v <- a v, a <- 1) when |a| falls below the
+// threshold. With averaging, c * v and U each grow like mean(a) / a times the
+// sum they represent, and their difference loses that factor in relative
+// accuracy, so the threshold is higher there and the running sum is folded
+// into S first (c = 0, U = 0 afterwards): the loss is then at most a factor
+// 1e3 (plus the steps since the last fold), instead of up to 1e9.
 constexpr double kRenormThreshold = 1e-9;  // scikit-learn's float64 wscale threshold
+constexpr double kRenormThresholdAveraging = 1e-3;
 
 double step_size(const SgdOptions& opt, long long t) {
   switch (opt.method) {
@@ -435,6 +438,7 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
   const DerivOf<L> deriv(opt.loss);
   double* NL_RESTRICT v = st.v.data();
   double* NL_RESTRICT U = st.U.data();
+  double* NL_RESTRICT S = st.S.data();
   const bool averaging = st.averaging;
   double a = st.a, b = st.b, c = st.c, bias_sum = st.bias_sum, vnorm2 = st.vnorm2;
   long long t = st.t, n_avg = st.count, renorms = st.renorms;
@@ -500,10 +504,15 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
       bias_sum += b;
       ++n_avg;
     }
-    if (std::fabs(a) < kRenormThreshold) {
-      // State::renormalise() on the locals.
+    if (std::fabs(a) < (averaging ? kRenormThresholdAveraging : kRenormThreshold)) {
+      if (averaging) {
+        for (int j = 0; j < dim; ++j) {
+          S[j] += c * v[j] - U[j];
+          U[j] = 0.0;
+        }
+        c = 0.0;
+      }
       for (int j = 0; j < dim; ++j) v[j] *= a;
-      if (averaging) c /= a;
       vnorm2 *= a * a;
       a = 1.0;
       ++renorms;
@@ -607,6 +616,13 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   State st;
   st.v.assign(dim, 0.0);
   st.U.assign(dim, 0.0);
+  st.S.assign(dim, 0.0);
+  if (!opt.w_init.empty()) {
+    if (static_cast<int>(opt.w_init.size()) != dim)
+      throw std::invalid_argument("the starting weights must have one entry per feature (and bias feature)");
+    std::copy(opt.w_init.begin(), opt.w_init.end(), st.v.begin());
+    if (opt.bias == SgdBias::Separate) st.b = opt.b_init;
+  }
   std::vector<double> avg(dim, 0.0);
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
@@ -811,6 +827,7 @@ double sgd_choose_eta(const SgdData& train, const SgdOptions& options, int sampl
     State st;
     st.v.assign(dim, 0.0);
     st.U.assign(dim, 0.0);
+    st.S.assign(dim, 0.0);
     if (sample.sparse()) {
       run_pass<true>(Rows<true>(sample), order.data(), m, opt, empty, st, nullptr);
     } else {

@@ -73,6 +73,10 @@ struct SgdOptions {
   int asgd_start_epochs = 1;   // ASGD averages from the end of this epoch on
   bool record_iterates = false;  // for tests: store w after every step (small n only)
   bool evaluate = true;        // per-epoch objective/error and final margins (off in benchmarks)
+  // Starting point: empty = w = 0 (Algorithm 1). Otherwise d entries, plus the
+  // bias feature's weight when bias == Feature; b_init starts the separate bias.
+  std::vector<double> w_init;
+  double b_init = 0.0;
   std::uint64_t seed = 1;
 };
 

@@ -13,11 +13,12 @@ ref_sgd_loss <- function(name, z, s = -1, alpha = 2, beta = -0.03, c = 2) {
 
 # Replays the visited rows of a fit with the plain update and returns the
 # iterates (one column per step) in the layout of fit$iterates.
-ref_sgd_replay <- function(x, y, fit, deriv) {
+ref_sgd_replay <- function(x, y, fit, deriv, w0 = NULL, b0 = 0) {
   d <- ncol(x)
   feature <- fit$bias_mode == "feature"
   xa <- if (feature) cbind(x, 1) else x
-  w <- numeric(ncol(xa)); b <- 0
+  w <- if (is.null(w0)) numeric(ncol(xa)) else w0
+  b <- b0
   steps <- length(fit$visit_order)
   n <- nrow(x)
   out <- matrix(0, ncol(xa) + 1, steps)

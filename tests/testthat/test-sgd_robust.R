@@ -61,15 +61,18 @@ test_that("smooth_ramp_params returns the published tuples and refits others", {
 test_that("every iterate equals a plain-R replay of the update (all losses, bias modes)", {
   dat <- sgd_toy(n = 25, d = 3, flip = 0.2)
   for (loss in c("hinge", "logistic", "ramp", "smooth_ramp", "gompertz")) {
-    for (bias in c("feature", "separate", "none")) {
+    for (bias in c("feature", "separate", "none")) for (option in c("A", "B")) {
       fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, lambda = 0.05, eta = 0.3,
-                                         epochs = 3, bias = bias, seed = 11, record_iterates = TRUE))
+                                         epochs = 3, bias = bias, option = option, seed = 11,
+                                         record_iterates = TRUE))
       spec <- fit$loss
       deriv <- function(z) noisylabels:::.sgd_loss_eval(spec, z)$deriv
       ref <- ref_sgd_replay(dat$x, dat$y, fit, deriv)
-      expect_equal(fit$iterates, ref, tolerance = 1e-10, label = paste(loss, bias))
-      last <- ref[, ncol(ref)]
-      expect_equal(unname(fit$weights), last[seq_len(3)], tolerance = 1e-10)
+      expect_equal(fit$iterates, ref, tolerance = 1e-10, label = paste(loss, bias, option))
+      if (option == "A") {
+        last <- ref[, ncol(ref)]
+        expect_equal(unname(fit$weights), last[seq_len(3)], tolerance = 1e-10)
+      }
     }
   }
   # a non-default bias step for the separate bias
@@ -88,11 +91,21 @@ test_that("every iterate equals a plain-R replay of the update (all losses, bias
 test_that("lazy scaling survives many renormalisations", {
   dat <- sgd_toy(n = 30, d = 2)
   # eta * lambda = 0.5: a halves every step, renormalised every ~30 steps
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 1, eta = 0.5,
-                                     epochs = 4, seed = 3, record_iterates = TRUE))
-  expect_gt(fit$renormalisations, 2)
+  # (option A) or every 10 (averaging folds its running sum first)
+  for (option in c("A", "B")) {
+    fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 1, eta = 0.5,
+                                       epochs = 4, seed = 3, option = option,
+                                       record_iterates = TRUE))
+    expect_gt(fit$renormalisations, if (option == "A") 2 else 10)
+    ref <- ref_sgd_replay(dat$x, dat$y, fit, function(z) -1 / (1 + exp(z)))
+    expect_equal(fit$iterates, ref, tolerance = 1e-12, label = option)
+  }
+  # ASGD's running average over epochs 2-4 under the same decay
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", method = "asgd", lambda = 1,
+                                     eta = 0.5, epochs = 4, seed = 3, record_iterates = TRUE))
   ref <- ref_sgd_replay(dat$x, dat$y, fit, function(z) -1 / (1 + exp(z)))
-  expect_equal(fit$iterates, ref, tolerance = 1e-10)
+  expect_equal(unname(fit$weights), rowMeans(ref[1:2, -(1:30)]), tolerance = 1e-12)
+  expect_equal(fit$bias, mean(ref[3, -(1:30)]), tolerance = 1e-12)
 })
 
 test_that("option B returns the explicit average of the epoch's iterates", {
@@ -300,7 +313,7 @@ test_that("a diverging run stops with an error suggesting a smaller eta", {
 test_that("print and summary output are stable", {
   dat <- sgd_toy(n = 60, d = 2)
   fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 1e-2, eta = 0.05,
-                                     epochs = 3, seed = 1))
+                                     epochs = 3, option = "A", seed = 1))
   expect_snapshot(print(fit))
   expect_snapshot(print(summary(fit)))
 })
@@ -324,4 +337,54 @@ test_that("center = TRUE is a fit on centred columns reported on the original sc
   expect_error(sgd_robust(Matrix::Matrix(x, sparse = TRUE), y, center = TRUE),
                class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, center = NA), class = "noisylabels_error_input")
+})
+
+test_that("init starts the iterates at the given coefficients, in every bias mode", {
+  dat <- sgd_toy(n = 25, d = 3, flip = 0.2)
+  start <- c("(Intercept)" = 0.4, x1 = -0.3, x2 = 0.8, x3 = 0.1)
+  for (bias in c("feature", "separate")) for (option in c("A", "B")) {
+    fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3,
+                                       epochs = 2, bias = bias, option = option, seed = 5,
+                                       init = start, record_iterates = TRUE))
+    deriv <- function(z) noisylabels:::.sgd_loss_eval(fit$loss, z)$deriv
+    w0 <- if (bias == "feature") c(start[-1], start[1]) else start[-1]
+    b0 <- if (bias == "separate") start[[1]] else 0
+    ref <- ref_sgd_replay(dat$x, dat$y, fit, deriv, w0 = unname(w0), b0 = b0)
+    expect_equal(fit$iterates, ref, tolerance = 1e-10, label = paste(bias, option))
+  }
+  # the weights alone mean intercept 0; bias = "none" takes them as they are
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 0.05, eta = 0.3,
+                                     epochs = 1, bias = "none", seed = 5, option = "A",
+                                     init = start[-1], record_iterates = TRUE))
+  deriv <- function(z) noisylabels:::.sgd_loss_eval(fit$loss, z)$deriv
+  expect_equal(fit$iterates, ref_sgd_replay(dat$x, dat$y, fit, deriv, w0 = unname(start[-1])),
+               tolerance = 1e-10)
+})
+
+test_that("init is on the user's columns, also when the fit centres them", {
+  dat <- sgd_toy(n = 60, d = 3, seed = 4)
+  x <- dat$x + 3  # far from centred
+  start <- c(0.7, -0.2, 0.5, 1.1)
+  for (center in c(FALSE, TRUE)) for (bias in c("feature", "separate")) {
+    # A negligible step: the fit must hand back (almost exactly) its start.
+    fit <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12,
+                                       epochs = 1, center = center, bias = bias, seed = 1,
+                                       init = start))
+    expect_equal(unname(coef(fit)), start, tolerance = 1e-9, label = paste(center, bias))
+  }
+  # a fitted model as the start: continuing from it
+  a <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", epochs = 2, seed = 2, center = TRUE))
+  b <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12, epochs = 1,
+                                   seed = 3, center = TRUE, init = a))
+  expect_equal(coef(b), coef(a), tolerance = 1e-9)
+})
+
+test_that("a malformed init is a classed error", {
+  dat <- sgd_toy(n = 20, d = 3)
+  expect_error(sgd_robust(dat$x, dat$y, init = c(1, 2)), class = "noisylabels_error_input",
+               regexp = "init")
+  expect_error(sgd_robust(dat$x, dat$y, init = c(0, 1, NA, 2)), class = "noisylabels_error_input")
+  expect_error(sgd_robust(dat$x, dat$y, init = "zero"), class = "noisylabels_error_input")
+  expect_error(sgd_robust(dat$x, dat$y, bias = "none", init = c(1, 0, 0, 0)),
+               class = "noisylabels_error_input", regexp = "intercept")
 })

@@ -77,7 +77,7 @@ race <- function(d) {
   cat(sprintf("%-8s LiblineaR primal (-s 2): %.3f s CPU, %.3f s wall (median of 3), test error %.4f\n",
               d$name, t_lib[2], t_lib[1], e_lib))
   for (loss in c("logistic", "smooth_ramp", "gompertz")) {
-    g <- system.time(fit <- quiet(sgd_robust(d$x, d$y, loss = loss, lambda = lambda, epochs = 15, seed = 1,
+    g <- system.time(fit <- quiet(sgd_robust(d$x, d$y, loss = loss, lambda = lambda, epochs = 15, seed = 1, option = "A",
                                              x_valid = d$x_test, y_valid = d$y_test)))
     t_all <- c(g[["elapsed"]], g[["user.self"]] + g[["sys.self"]])
     per_epoch <- c(fit$seconds, fit$cpu_seconds) / fit$iterations

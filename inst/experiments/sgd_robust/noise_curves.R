@@ -49,7 +49,7 @@ sgd_method <- function(loss, method = "sgd", s_grid = -1) {
   list(grid = expand.grid(lambda = lambdas, eta = etas, s = s_grid),
        fit = function(x, y, p, seed, xv = NULL, yv = NULL) {
          quiet(sgd_robust(x, y, loss = loss, method = method, lambda = p$lambda, eta = p$eta,
-                          s = p$s, seed = seed, x_valid = xv, y_valid = yv))
+                          s = p$s, option = "A", seed = seed, x_valid = xv, y_valid = yv))
        },
        predict = function(f, x) predict(f, x))
 }
