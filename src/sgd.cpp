@@ -318,6 +318,12 @@ struct State {
   long long t = 0;            // global step counter (1-based after the first step)
   long long renorms = 0;
 
+  // Zero state for a weight vector of `dim` entries (w = 0, nothing averaged).
+  void allocate(int dim) {
+    v.assign(dim, 0.0);
+    U.assign(dim, 0.0);
+    S.assign(dim, 0.0);
+  }
   void reset_average() {
     std::fill(U.begin(), U.end(), 0.0);
     std::fill(S.begin(), S.end(), 0.0);
@@ -614,9 +620,7 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
 
   // Everything the epoch loop touches is allocated here.
   State st;
-  st.v.assign(dim, 0.0);
-  st.U.assign(dim, 0.0);
-  st.S.assign(dim, 0.0);
+  st.allocate(dim);
   if (!opt.w_init.empty()) {
     if (static_cast<int>(opt.w_init.size()) != dim)
       throw std::invalid_argument("the starting weights must have one entry per feature (and bias feature)");
@@ -825,9 +829,7 @@ double sgd_choose_eta(const SgdData& train, const SgdOptions& options, int sampl
     if (opt.method == SgdMethod::Sgd && eta * opt.lambda >= 1.0)
       return std::numeric_limits<double>::infinity();
     State st;
-    st.v.assign(dim, 0.0);
-    st.U.assign(dim, 0.0);
-    st.S.assign(dim, 0.0);
+    st.allocate(dim);
     if (sample.sparse()) {
       run_pass<true>(Rows<true>(sample), order.data(), m, opt, empty, st, nullptr);
     } else {
