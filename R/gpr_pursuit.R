@@ -285,7 +285,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                             coordinate_steps = TRUE, reuse_factor = TRUE,
                             max_outer = 50, sweeps = 3, polish_iter = 30,
                             inner_iter = 10, block_fraction = 0.25,
-                            profiled = FALSE, profile_sweeps = 10,
+                            profiled = FALSE, profile_sweeps = 10, reseed_sweeps = 0,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
   strategy <- match.arg(strategy)
   backend <- match.arg(backend)
@@ -307,6 +307,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
   inner_iter <- check_count(inner_iter, "inner_iter")
   check_flag(profiled, "profiled")
   profile_sweeps <- check_count(profile_sweeps, "profile_sweeps")
+  reseed_sweeps <- check_count(reseed_sweeps, "reseed_sweeps", lower = 0)
   if (strategy == "botorch") {
     reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
   }
@@ -318,6 +319,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-9, s_max = 
                  polish_iter = as.integer(polish_iter),
                  block_fraction = block_fraction, inner_iter = as.integer(inner_iter),
                  profiled = profiled, profile_sweeps = as.integer(profile_sweeps),
+                 reseed_sweeps = as.integer(reseed_sweeps),
                  strategy = strategy, backend = backend),
             class = "pursuit_control")
 }

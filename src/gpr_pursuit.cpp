@@ -72,6 +72,7 @@ double PursuitModel::objective(const VectorXd& z, const std::vector<int>& suppor
     }
   }
   last_z_.resize(0);  // invalid until the factorization succeeds
+  last_w_valid_ = false;
   ++factorizations;
   chol_.compute(std::move(k), opt_.jitter);
   last_z_ = z;
@@ -99,6 +100,9 @@ double PursuitModel::objective(const VectorXd& z, const std::vector<int>& suppor
     } else {
       g_noise = noise * g_rho.sum();
     }
+    // Kept for coordinate_sweeps() at this point (saves it an inverse).
+    last_w_ = std::move(w);
+    last_w_valid_ = true;
     grad->head(p) = g_theta;
     (*grad)(p) = -alpha.sum();
     (*grad)(p + 1) = g_noise;
@@ -129,13 +133,21 @@ double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& supp
   // Lemma 1 needs, for i in S, only P_ii and alpha_i (P = K^{-1}, alpha = P r),
   // and a step on rho_i changes P by -c P e_i e_i' P: so only the support
   // block P_SS and alpha_S are carried (O(|S|^2) per step instead of O(n^2)).
+  // Only its lower triangle is kept up to date.
   const VectorXd r = y_.array() - z(p);
   const VectorXd alpha_full = chol_.solve(r);
   MatrixXd pss(m, m);
-  {
+  if (last_w_valid_) {
+    // P = alpha alpha' - W, W from the gradient evaluation at this factor.
+    for (int b = 0; b < m; ++b) {
+      const int jb = support[b];
+      const double ab = alpha_full(jb);
+      for (int a = b; a < m; ++a) pss(a, b) = alpha_full(support[a]) * ab - last_w_(support[a], jb);
+    }
+  } else {
     const MatrixXd pinv = chol_.inverse();
     for (int b = 0; b < m; ++b)
-      for (int a = 0; a < m; ++a) pss(a, b) = pinv(support[a], support[b]);
+      for (int a = b; a < m; ++a) pss(a, b) = pinv(support[a], support[b]);
   }
   VectorXd alpha(m);
   for (int a = 0; a < m; ++a) alpha(a) = alpha_full(support[a]);
@@ -146,10 +158,17 @@ double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& supp
   // sequential (Gauss-Seidel), but P_SS itself is updated once per block by a
   // rank-b product (BLAS-3) instead of b memory-bound rank-one updates:
   // after t steps, P = P0 - U diag(c) U', so column j is P0(:, j) - U diag(c) U(j, :)'.
+  // The product is symmetric: only the lower triangle is formed, as
+  // P -= U+ U+' and P += U- U-' with U+- = U sqrt(|c|) split by the sign of c.
   const int block = 64;
   MatrixXd u(m, std::min(block, m));
   VectorXd coef(std::min(block, m));
   VectorXd col(m);
+  MatrixXd u_pos(m, std::min(block, m)), u_neg(m, std::min(block, m));
+  auto column = [&](int j) {  // column j of the symmetric P_SS from its lower triangle
+    col.tail(m - j) = pss.col(j).tail(m - j);
+    for (int a = 0; a < j; ++a) col(a) = pss(j, a);
+  };
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     double sweep_decrease = 0.0;
     for (int j0 = 0; j0 < m; j0 += block) {
@@ -157,7 +176,7 @@ double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& supp
       int t = 0;
       for (int j = j0; j < j1; ++j) {
         const int i = support[j];
-        col = pss.col(j);
+        column(j);
         if (t > 0) col.noalias() -= u.leftCols(t) * (coef.head(t).asDiagonal() * u.row(j).head(t).transpose());
         const double pii = col(j);
         const double e = alpha(j) / pii;            // LOO residual, independent of rho_i
@@ -181,14 +200,21 @@ double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& supp
         ++rank_one_updates;
       }
       if (t > 0) {
-        const MatrixXd uc = u.leftCols(t) * coef.head(t).asDiagonal();
-        pss.noalias() -= uc * u.leftCols(t).transpose();
+        int np = 0, nn = 0;
+        for (int q = 0; q < t; ++q) {
+          const double sc = std::sqrt(std::abs(coef(q)));
+          if (coef(q) > 0) u_pos.col(np++) = sc * u.col(q);
+          else if (coef(q) < 0) u_neg.col(nn++) = sc * u.col(q);
+        }
+        if (np > 0) pss.selfadjointView<Eigen::Lower>().rankUpdate(u_pos.leftCols(np), -1.0);
+        if (nn > 0) pss.selfadjointView<Eigen::Lower>().rankUpdate(u_neg.leftCols(nn), 1.0);
       }
     }
     decrease += sweep_decrease;
     if (sweep_decrease <= 1e-12 * n()) break;
   }
   last_z_.resize(0);  // the kept factor no longer matches z
+  last_w_valid_ = false;
   return decrease / static_cast<double>(n());
 }
 
@@ -356,6 +382,15 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
       block_trace.insert(block_trace.end(), res.trace.begin(), res.trace.end());
       res.trace = block_trace;
     } else {
+      if (opt.coordinate_steps && opt.backward && opt.reseed_sweeps > 0 && m > 0) {
+        // The previous level's s came from a larger support: the points it
+        // still holds near the bound slow the joint fit and can keep it in a
+        // worse basin. Start from 0, as BoTorch does, but step each s_i to
+        // its exact conditional optimum first (cheap: O(|S|^2) per step).
+        z0.tail(m).setZero();
+        model.coordinate_sweeps(z0, support, opt.reseed_sweeps);
+        z0 = z0.cwiseMax(lo).cwiseMin(hi);
+      }
       res = minimize_box(f, z0, lo, hi, opt.box, monitor);
     }
     unpack(res.x, support, dense, value);

@@ -51,6 +51,11 @@ struct PursuitOptions {
   // Block-coordinate fit only for supports of at least this fraction of n
   // (joint L-BFGS crawls there; on small supports it is faster).
   double block_fraction = 0.25;
+  // Backward pursuit, supports fitted by the joint L-BFGS (below
+  // block_fraction): restart rho_S from 0 and take up to reseed_sweeps Lemma-1
+  // sweeps before the fit, instead of keeping the previous level's values
+  // (0 = keep them).
+  int reseed_sweeps = 0;
   BoxOptions box;
   JitterPolicy jitter;
   // Optional log-normal priors on the dense parameters (MAP, as GPyTorch):
@@ -122,8 +127,11 @@ class PursuitModel {
   // Lemma-1 coordinate sweeps over the support at fixed dense parameters:
   // rho_i <- min(cap_i, max(0, e_i^2 - 1/P_ii + rho_i)) one point at a time,
   // carrying only the support block of P = K^{-1} and alpha_S = (P r)_S;
-  // each step is an exact Sherman-Morrison update, applied to P_SS in
-  // delayed blocks of 64 steps (one matrix product per block).
+  // each step is an exact Sherman-Morrison update, applied to the lower
+  // triangle of P_SS in delayed blocks of 64 steps (two symmetric rank-b
+  // products per block). P_SS comes from the W = alpha alpha' - K^{-1} kept
+  // by the last gradient evaluation when that was at z, else from a fresh
+  // inverse.
   // Writes the new values into z; returns the decrease of NLL / n.
   double coordinate_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps);
 
@@ -136,6 +144,8 @@ class PursuitModel {
   Kernel kernel_;
   PursuitOptions opt_;
   Cholesky chol_;
+  MatrixXd last_w_;          // W of the last gradient evaluation (empty if none)
+  bool last_w_valid_ = false;  // W belongs to the kept factor (at last_z_)
   VectorXd last_z_;
   std::vector<int> last_support_;
 };

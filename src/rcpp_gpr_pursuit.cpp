@@ -25,6 +25,7 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   o.inner_iter = Rcpp::as<int>(ctl["inner_iter"]);
   if (ctl.containsElementNamed("profiled")) o.profiled = Rcpp::as<bool>(ctl["profiled"]);
   if (ctl.containsElementNamed("profile_sweeps")) o.profile_sweeps = Rcpp::as<int>(ctl["profile_sweeps"]);
+  if (ctl.containsElementNamed("reseed_sweeps")) o.reseed_sweeps = Rcpp::as<int>(ctl["reseed_sweeps"]);
   o.box.max_iter = Rcpp::as<int>(ctl["max_iter"]);
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);

@@ -206,6 +206,26 @@ test_that("block-coordinate fits (Lemma-1 sweeps in delayed blocks) reach the jo
   expect_gte(blk$trace$loglik[1], joint$trace$loglik[1] - 1e-6)
 })
 
+test_that("re-seeding small supports by Lemma-1 sweeps reaches the warm-started optimum", {
+  d <- planted(n = 90, seed = 12, out = c(4, 30, 61, 77), shift = 2.5)
+  fr <- c(0, 0.05, 0.1, 0.2, 1)
+  warm <- gpr_pursuit(d$x, d$y, fractions = fr, control = pursuit_control(reseed_sweeps = 0))
+  seed <- gpr_pursuit(d$x, d$y, fractions = fr, control = pursuit_control(reseed_sweeps = 10))
+  # (BoTorch's joint L-BFGS stops at max_iter on the full support)
+  ref <- suppressWarnings(
+    gpr_pursuit(d$x, d$y, fractions = fr, control = pursuit_control(strategy = "botorch")))
+  # the sweeps ran (rank-one steps beyond the warm start's) and changed nothing selected
+  expect_gt(seed$rank_one_updates, warm$rank_one_updates)
+  expect_setequal(seed$support, warm$support)
+  expect_setequal(seed$support, ref$support)
+  expect_true(all(d$out %in% seed$support))
+  # the re-seeded levels (18, 9, 4 points and 0) get at least as high as
+  # BoTorch's fits from s = 0, and the selected model is the same
+  expect_true(all(seed$trace$loglik[-1] >= ref$trace$loglik[-1] - 1e-3))
+  expect_equal(as.numeric(logLik(seed)), as.numeric(logLik(ref)), tolerance = 1e-5)
+  expect_error(pursuit_control(reseed_sweeps = -1), class = "noisylabels_error_input")
+})
+
 test_that("the profiled block fit selects the same model with fewer factorizations", {
   d <- planted(n = 90, seed = 12, out = c(4, 30, 61, 77), shift = 2.5)
   fr <- c(0, 0.05, 0.1, 1)

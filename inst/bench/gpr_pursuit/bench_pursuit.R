@@ -4,8 +4,11 @@
 # factorization for scoring and for each model's evidence), both on the same
 # C++ core, in one run on the same data.
 #
-# The reference runs twice: with BoTorch's maxiter = 10000 (MLL_ITER) and with
-# the fast pipeline's cap of 1000 L-BFGS iterations per call.
+# The reference uses BoTorch's optimizer settings, ftol = gtol = 1e-8 (MLL_TOL)
+# on the per-datum objective, and runs twice: with BoTorch's maxiter = 10000
+# (MLL_ITER) and with the fast pipeline's cap of 1000 L-BFGS iterations per
+# call. BENCH_REF_TOL overrides the reference's ftol (and gtol) to
+# reproduce older runs (they used ftol = 1e-9, gtol = 1e-5).
 #
 # Usage (from the package root, after installing the package):
 #   OMP_NUM_THREADS=1 Rscript inst/bench/gpr_pursuit/bench_pursuit.R 500 1000 2000
@@ -28,6 +31,7 @@ args <- commandArgs(trailingOnly = TRUE)
 ns <- if (length(args)) as.integer(args) else c(500L, 1000L, 2000L)
 out_file <- Sys.getenv("BENCH_OUT", "inst/bench/gpr_pursuit/results.csv")
 levels_file <- Sys.getenv("BENCH_LEVELS_OUT", "inst/bench/gpr_pursuit/levels.csv")
+ref_tol <- as.numeric(Sys.getenv("BENCH_REF_TOL", "1e-8"))
 pipelines <- strsplit(Sys.getenv("BENCH_PIPELINES", "fast,botorch_cap,botorch"), ",")[[1]]
 load1 <- function() {
   l <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) NA_character_)
@@ -51,9 +55,10 @@ for (n in ns) {
   set.seed(n)
   s <- sim_friedman(n, corruption = "uniform", prob = 0.1)
   run <- function(pipeline) {
-    strategy <- if (pipeline == "fast") "fast" else "botorch"
     max_iter <- if (pipeline == "botorch") 10000L else 1000L
-    ctl <- pursuit_control(strategy = strategy, max_iter = max_iter)
+    ctl <- if (pipeline == "fast") pursuit_control(strategy = "fast", max_iter = max_iter)
+           else pursuit_control(strategy = "botorch", max_iter = max_iter,
+                                ftol = ref_tol, pgtol = ref_tol)
     load_before <- load1()
     tm <- system.time(fit <- suppressWarnings(gpr_pursuit(s$x, s$y, control = ctl)))
     t <- tm[["elapsed"]]
@@ -62,7 +67,8 @@ for (n in ns) {
       n = n, pipeline = pipeline, size = tr$size, iterations = tr$iterations,
       evaluations = tr$evaluations, converged = tr$converged, loglik = tr$loglik,
       score = tr$score, selected = seq_len(nrow(tr)) == fit$selected)
-    data.frame(n = n, pipeline = pipeline, max_iter = max_iter, seconds = t,
+    data.frame(n = n, pipeline = pipeline, max_iter = max_iter, ftol = ctl$ftol,
+               pgtol = ctl$pgtol, seconds = t,
                cpu_seconds = tm[["user.self"]] + tm[["sys.self"]],
                factorizations = fit$factorizations, rank_one_updates = fit$rank_one_updates,
                iterations = fit$iterations, selected_size = length(fit$support),
