@@ -270,6 +270,10 @@ pursuit_hyperprior <- function(fl, d, standardized) {
 #'   ends early), which matters when a large support is selected.
 #' @param profile_sweeps Maximum Lemma-1 sweeps per evaluation of the
 #'   profiled objective.
+#' @param reseed_sweeps Backward pursuit, supports below `block_fraction` of
+#'   n (fitted by the joint L-BFGS): restart their `s` from 0, as BoTorch
+#'   does, and take up to this many Lemma-1 sweeps before the fit; 0 keeps the
+#'   previous level's values as the start.
 #' @param reuse_factor Reuse the factor at each optimum for scoring/evidence?
 #' @param strategy `"fast"` (defaults) or `"botorch"` (overrides the three
 #'   switches above).
