@@ -55,7 +55,7 @@ struct PursuitOptions {
   // block_fraction): restart rho_S from 0 and take up to reseed_sweeps Lemma-1
   // sweeps before the fit, instead of keeping the previous level's values
   // (0 = keep them).
-  int reseed_sweeps = 0;
+  int reseed_sweeps = 10;
   BoxOptions box;
   JitterPolicy jitter;
   // Optional log-normal priors on the dense parameters (MAP, as GPyTorch):
