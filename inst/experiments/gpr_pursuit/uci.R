@@ -4,7 +4,7 @@
 # training set; MAE on the clean test set (random 80/20 split, X and y
 # standardised with training statistics).
 #
-# Usage (package root): OMP_NUM_THREADS=1 Rscript inst/experiments/gpr_pursuit/uci.R [n_max] [reps]
+# Usage (package root): OMP_NUM_THREADS=1 [UCI_SETS=yacht,boston] Rscript inst/experiments/gpr_pursuit/uci.R [n_max] [reps]
 # n_max caps the training size (subsample) to bound the O(n^3) cost; full
 # size: n_max = 1000, reps = 5. Writes
 # inst/experiments/gpr_pursuit/results/uci-n<n_max>-r<reps>.csv.
@@ -35,8 +35,13 @@ load_sets <- function() {
   Filter(Negate(is.null), sets)
 }
 
+# UCI_SETS (comma-separated, e.g. "yacht,boston") restricts the run to some
+# data sets, so the costly ones can run in separate processes.
+only <- Sys.getenv("UCI_SETS", "")
+sets <- load_sets()
+if (nzchar(only)) sets <- sets[intersect(names(sets), strsplit(only, ",")[[1]])]
 rows <- list()
-for (nm in names(sets <- load_sets())) {
+for (nm in names(sets)) {
   d <- sets[[nm]]
   keep <- !duplicated(cbind(d$x, d$y))
   d$x <- d$x[keep, , drop = FALSE]; d$y <- d$y[keep]
