@@ -72,10 +72,6 @@ SgdOptions options_from_list(const Rcpp::List& o) {
     opt.w_init = Rcpp::as<std::vector<double>>(o["w_init"]);
     opt.b_init = Rcpp::as<double>(o["b_init"]);
   }
-  // Internal (tests, benchmarks): bytes from which dense data are read from
-  // a huge-page copy; absent = the core's default, negative = never.
-  if (o.containsElementNamed("huge_page_min_bytes"))
-    opt.huge_page_min_bytes = static_cast<long long>(Rcpp::as<double>(o["huge_page_min_bytes"]));
   // The seed arrives as a double holding a non-negative integer < 2^31.
   opt.seed = static_cast<std::uint64_t>(Rcpp::as<double>(o["seed"]));
   return opt;
@@ -109,7 +105,6 @@ Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::
       Rcpp::Named("margins") = Rcpp::wrap(res.margins),
       Rcpp::Named("epochs_run") = res.epochs_run,
       Rcpp::Named("renormalisations") = static_cast<double>(res.renormalisations),
-      Rcpp::Named("huge_pages") = res.huge_pages,
       Rcpp::Named("seconds_train") = res.seconds_train,
       Rcpp::Named("cpu_seconds_train") = res.cpu_seconds_train,
       Rcpp::Named("seconds_evaluate") = res.seconds_evaluate,

@@ -4,18 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace noisylabels {
 
@@ -703,86 +696,9 @@ bool all_finite(const std::vector<double>& v) {
   throw std::runtime_error(msg.str());
 }
 
-// A copy of dense rows in memory backed by 2 MiB transparent huge pages.
-// Why: every epoch visits the rows in a fresh random order, so over data
-// far larger than the caches (covtype: 200 MB) each example is a random
-// gather, and with 4 KiB pages nearly every row also misses the TLB (the
-// second-level TLB covers about 8 MiB). Measured on covtype-shaped data
-// (464,810 x 54, option A, the five losses, best of two runs, same core):
-// epoch/floor CPU ratio 2.75-3.59 with the rows in 4 KiB pages, 2.23-2.66
-// in huge pages; inst/bench/sgd/results.txt has the figures with this copy.
-// R allocates the data (t(x)) with ordinary pages, and where the kernel
-// grants huge pages only on request (THP mode "madvise", the Debian default)
-// they never get any, hence the copy: one sequential pass, outside the epoch
-// loops, of memory that is then released. Elsewhere (THP "always" or
-// "never", other systems, allocation failure) the data are read in place.
-class HugePageCopy {
- public:
-  HugePageCopy() = default;
-  HugePageCopy(const HugePageCopy&) = delete;
-  HugePageCopy& operator=(const HugePageCopy&) = delete;
-  ~HugePageCopy() { std::free(ptr_); }
-
-  // The copy of src[0..count-1], or nullptr if huge pages are not available.
-  const double* make(const double* src, std::size_t count) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (!on_request()) return nullptr;
-    const std::size_t huge = std::size_t{2} << 20;
-    const std::size_t bytes = (count * sizeof(double) + huge - 1) / huge * huge;
-    void* p = nullptr;
-    if (posix_memalign(&p, huge, bytes) != 0) return nullptr;
-    if (madvise(p, bytes, MADV_HUGEPAGE) != 0) {
-      std::free(p);
-      return nullptr;
-    }
-    std::memcpy(p, src, count * sizeof(double));
-    ptr_ = p;
-    return static_cast<const double*>(p);
-#else
-    (void)src;
-    (void)count;
-    return nullptr;
-#endif
-  }
-
- private:
-  void* ptr_ = nullptr;
-
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  // THP mode "[madvise]": huge pages only where requested. Read once.
-  static bool on_request() {
-    static const bool on = [] {
-      std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
-      std::string line;
-      std::getline(f, line);
-      return line.find("[madvise]") != std::string::npos;
-    }();
-    return on;
-  }
-#endif
-};
-
-// Points `local` at a huge-page copy of dense `data` when they are at least
-// `min_bytes` large and the copy can be made; returns whether it was.
-bool use_huge_page_copy(const SgdData& data, long long min_bytes, HugePageCopy& copy,
-                        SgdData& local) {
-  local = data;
-  if (data.sparse() || min_bytes < 0) return false;
-  const std::size_t count = static_cast<std::size_t>(data.n) * data.d;
-  if (static_cast<double>(count) * sizeof(double) < static_cast<double>(min_bytes)) return false;
-  const double* p = copy.make(data.dense, count);
-  if (p == nullptr) return false;
-  local.dense = p;
-  return true;
-}
-
 template <bool Sparse>
-SgdResult train_impl(const SgdData& train_in, const SgdData* valid, const SgdOptions& opt,
+SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOptions& opt,
                      Monitor& monitor) {
-  HugePageCopy huge;
-  SgdData local;
-  const bool huge_pages = use_huge_page_copy(train_in, opt.huge_page_min_bytes, huge, local);
-  const SgdData& train = local;
   const int n = train.n;
   const int d = train.d;
   const int dim = d + (opt.bias == SgdBias::Feature ? 1 : 0);
@@ -917,7 +833,6 @@ SgdResult train_impl(const SgdData& train_in, const SgdData* valid, const SgdOpt
   res.seconds_evaluate = eval_seconds;
   res.cpu_seconds_evaluate = static_cast<double>(eval_ticks) / CLOCKS_PER_SEC;
   res.renormalisations = st.renorms;
-  res.huge_pages = huge_pages;
   res.seconds_train = seconds;
   res.cpu_seconds_train = static_cast<double>(cpu_ticks) / CLOCKS_PER_SEC;
   return res;
@@ -1104,12 +1019,13 @@ double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum) {
 }
 
 namespace {
-// The timed passes of sgd_floor_seconds, on data as the epoch loop reads them.
-// Out of line and aligned to a cache line: after the huge-page copy was
-// added, the same instructions landed at another offset within a 64-byte
-// line and the floor ran 20-30% slower (a7a 12.9 -> 15.8 ns, ijcnn1 14.5 ->
-// 18.7 ns per example), which would have flattered every ratio. Aligned, it
-// runs as fast as the floor of the previous builds.
+// The timed passes of sgd_floor_seconds, out of line and aligned to a cache
+// line so that the floor does not depend on where the linker happens to put
+// it: with a copy step added in front of it (an experiment, not kept), the
+// same instructions landed at another offset within a 64-byte line and ran
+// 20-30% slower (a7a 12.9 -> 15.8 ns, ijcnn1 14.5 -> 18.7 ns per example),
+// which would have flattered every ratio. Aligned, the floor runs as fast as
+// in the earlier builds.
 NL_NOINLINE NL_ALIGN64 double floor_passes(const SgdData& data, int repeats, double* checksum,
                                            double* cpu_seconds) {
   double best = std::numeric_limits<double>::infinity();
@@ -1140,12 +1056,8 @@ NL_NOINLINE NL_ALIGN64 double floor_passes(const SgdData& data, int repeats, dou
 
 }  // namespace
 
-double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum, double* cpu_seconds,
-                         long long huge_page_min_bytes) {
-  HugePageCopy huge;
-  SgdData local;
-  use_huge_page_copy(data, huge_page_min_bytes, huge, local);
-  return floor_passes(local, repeats, checksum, cpu_seconds);
+double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum, double* cpu_seconds) {
+  return floor_passes(data, repeats, checksum, cpu_seconds);
 }
 
 std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,

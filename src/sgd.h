@@ -59,11 +59,6 @@ struct SgdData {
 };
 
 enum class SgdMethod { Sgd, Asgd, Pegasos };
-
-// Default of SgdOptions::huge_page_min_bytes: 32 MiB, four times what the
-// processor's second-level TLB covers with 4 KiB pages (about 8 MiB), so
-// smaller data (a7a, ijcnn1) are read in place.
-constexpr long long kSgdHugePageMinBytes = 32LL << 20;
 enum class SgdBias { None, Feature, Separate };
 
 struct SgdOptions {
@@ -83,11 +78,6 @@ struct SgdOptions {
   std::vector<double> w_init;
   double b_init = 0.0;
   std::uint64_t seed = 1;
-  // Dense training data of at least this many bytes are read from a copy in
-  // transparent huge pages where the system grants them on request (Linux
-  // with THP mode "madvise"; see HugePageCopy in sgd.cpp). 0 = whenever
-  // possible, negative = never. Fits are the same either way.
-  long long huge_page_min_bytes = kSgdHugePageMinBytes;
 };
 
 struct SgdResult {
@@ -100,7 +90,6 @@ struct SgdResult {
   std::vector<double> iterates;  // (row, w_t, b_t) per step, (dim + 2) x steps, if recorded
   int epochs_run = 0;
   long long renormalisations = 0;
-  bool huge_pages = false;       // the epoch loops read a huge-page copy of the dense data
   double seconds_train = 0.0;    // wall time of the epoch loops only
   double cpu_seconds_train = 0.0;  // process CPU time (std::clock) of the same sections
   double seconds_evaluate = 0.0;   // wall time of the per-epoch objective/error passes and final margins
@@ -140,12 +129,8 @@ double sgd_stream_seconds(const SgdData& data, int repeats, double* checksum);
 // with no shuffle, loss, shrink or averaging. Best of `repeats`; `checksum`
 // receives the sum of the final weights and `cpu_seconds`, if given, the best
 // process CPU time (std::clock) of the same passes.
-// The floor reads the dense data through the same huge-page copy as
-// sgd_train with `huge_page_min_bytes` (made outside the timed passes), so
-// that both see the same memory layout.
 double sgd_floor_seconds(const SgdData& data, int repeats, double* checksum,
-                         double* cpu_seconds = nullptr,
-                         long long huge_page_min_bytes = kSgdHugePageMinBytes);
+                         double* cpu_seconds = nullptr);
 
 // Decision values f(x_i) = w.x_i + b for every row.
 std::vector<double> sgd_decision(const SgdData& data, const std::vector<double>& weights,

@@ -181,32 +181,6 @@ test_that("the fit reports epoch-loop and evaluation times separately", {
   expect_named(fl, c("wall", "cpu"))
 })
 
-test_that("reading dense data from a huge-page copy gives the identical fit", {
-  # The core copies large dense data into transparent huge pages where the
-  # kernel grants them on request (src/sgd.cpp, HugePageCopy); 0 forces the
-  # copy for these small data, -1 forbids it.
-  dat <- sgd_toy(n = 300, d = 4, flip = 0.1)
-  spec <- noisylabels:::sgd_data(dat$x)
-  spec$y <- as.double(dat$y)
-  thp <- "/sys/kernel/mm/transparent_hugepage/enabled"
-  on_request <- file.exists(thp) && any(grepl("[madvise]", readLines(thp, warn = FALSE), fixed = TRUE))
-  for (loss in c("hinge", "logistic", "gompertz")) for (avg in c(FALSE, TRUE)) {
-    opts <- list(method = "sgd", loss = noisylabels:::sgd_loss_spec(loss), lambda = 1e-3, eta = 0.05,
-                 epochs = 3, average = avg, bias = "feature", bias_step = 0.01,
-                 record_iterates = FALSE, seed = 7)
-    never <- noisylabels:::.sgd_fit(spec, NULL, c(opts, huge_page_min_bytes = -1))
-    copy <- noisylabels:::.sgd_fit(spec, NULL, c(opts, huge_page_min_bytes = 0))
-    expect_false(never$huge_pages)
-    if (on_request) expect_true(copy$huge_pages)
-    expect_identical(copy$weights, never$weights)
-    expect_identical(copy$bias, never$bias)
-    expect_identical(copy$objective, never$objective)
-    expect_identical(copy$margins, never$margins)
-  }
-  # Small data are read in place by default.
-  expect_false(noisylabels:::.sgd_fit(spec, NULL, opts)$huge_pages)
-})
-
 test_that("the same seed gives an identical fit and set.seed reproduces it", {
   dat <- sgd_toy(n = 100, d = 3, flip = 0.2)
   set.seed(42); a <- suppressWarnings(sgd_robust(dat$x, dat$y))

@@ -134,14 +134,12 @@ void run_epoch(benchmark::State& state, const Set& set, bool average) {
   double best_cpu = inf, best_wall = inf, sum_cpu = 0.0;
   double floor_cpu = inf, floor_wall = inf, sum_floor_cpu = 0.0;
   long long calls = 0;
-  bool huge_pages = false;
   for (auto _ : state) {
     SgdResult res = sgd_train(data, nullptr, opt, null_monitor());
     benchmark::DoNotOptimize(res.weights.data());
     best_cpu = std::min(best_cpu, res.cpu_seconds_train / opt.epochs);
     best_wall = std::min(best_wall, res.seconds_train / opt.epochs);
     sum_cpu += res.cpu_seconds_train / opt.epochs;
-    huge_pages = res.huge_pages;
     opt.seed += 1;
     state.PauseTiming();
     double checksum = 0.0, fcpu = 0.0;
@@ -160,9 +158,6 @@ void run_epoch(benchmark::State& state, const Set& set, bool average) {
   state.counters["ratio_cpu"] = best_cpu / floor_cpu;
   state.counters["ratio_cpu_mean"] = sum_cpu / sum_floor_cpu;
   state.counters["ns_per_example_cpu"] = 1e9 * best_cpu / data.n;
-  // 1 if the epoch loops (and the floor) read a huge-page copy of the rows
-  // (SgdOptions::huge_page_min_bytes, src/sgd.cpp HugePageCopy).
-  state.counters["huge_pages"] = huge_pages ? 1.0 : 0.0;
 }
 
 void BM_EpochDenseCovtype(benchmark::State& state) { run_epoch(state, covtype_shaped(), false); }
