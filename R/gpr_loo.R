@@ -81,7 +81,7 @@
 #' @references Tang, Zhu & de Jong (2021). Detecting label noise via
 #'   leave-one-out cross-validation. arXiv:2103.11352.
 #' @seealso [noise_scores()], [label_issues()], [predict.gpr_loo()],
-#'   [sim_tang1d()], [corrupt_labels()], [detection_metrics()].
+#'   [sim_tang1d()], [corrupt_labels()], [detection_metrics()]; [cv_gpr_loo()] chooses `lambda` for the l1 penalty.
 #' @examples
 #' set.seed(1)
 #' d <- sim_tang1d()

@@ -1,0 +1,71 @@
+# cv_gpr_loo(): the cross-validation error is recomputed by hand from the
+# returned folds, the choice is the grid minimum, and the final fit is the
+# plain gpr_loo() fit with that lambda. restarts = 2 uses no random numbers,
+# so the hand computation is exact.
+
+cv_data <- function(seed = 4) {
+  set.seed(seed)
+  d <- sim_tang1d()
+  list(x = cbind(x = d$data$x), y = d$data$y, d = d)
+}
+
+test_that("the held-out error equals a hand computation over the same folds", {
+  cd <- cv_data()
+  set.seed(11)
+  cv <- cv_gpr_loo(cd$x, cd$y, lambda = c(0, 2, 8), folds = 4, restarts = 2)
+  expect_s3_class(cv, "cv_gpr_loo")
+  expect_setequal(unique(cv$folds), 1:4)
+  hand <- vapply(c(0, 2, 8), function(l) {
+    e <- unlist(lapply(1:4, function(k) {
+      tr <- cv$folds != k
+      m <- suppressWarnings(if (l == 0) gpr_loo(cd$x[tr, , drop = FALSE], cd$y[tr], restarts = 2)
+                            else gpr_loo(cd$x[tr, , drop = FALSE], cd$y[tr], restarts = 2,
+                                         penalty = "lp", lambda = l, p = 1))
+      cd$y[!tr] - predict(m, cd$x[!tr, , drop = FALSE])
+    }))
+    mean(abs(e))
+  }, numeric(1))
+  expect_equal(cv$results$mean_abs_error, hand, tolerance = 1e-10)
+  expect_identical(cv$best, cv$results$lambda[which.min(hand)])
+  expect_identical(cv$results$failed, c(0, 0, 0))
+  full <- suppressWarnings(if (cv$best == 0) gpr_loo(cd$x, cd$y, restarts = 2)
+                           else gpr_loo(cd$x, cd$y, restarts = 2, penalty = "lp", lambda = cv$best, p = 1))
+  expect_equal(cv$fit$noise_var, full$noise_var, tolerance = 1e-10)
+  expect_equal(noise_scores(cv), noise_scores(full))
+  expect_equal(fitted(cv), fitted(full))
+  expect_equal(predict(cv, cd$x[1:3, , drop = FALSE]), predict(full, cd$x[1:3, , drop = FALSE]))
+  expect_identical(label_issues(cv), label_issues(full))
+  expect_output(print(cv), "Chosen: lambda")
+})
+
+test_that("a larger penalty shrinks the noise variances (the property the grid spans)", {
+  cd <- cv_data(7)
+  set.seed(3)
+  cv <- cv_gpr_loo(cd$x, cd$y, lambda = c(0, 50), folds = 3, restarts = 2)
+  heavy <- suppressWarnings(gpr_loo(cd$x, cd$y, restarts = 2, penalty = "lp", lambda = 50, p = 1))
+  light <- suppressWarnings(gpr_loo(cd$x, cd$y, restarts = 2))
+  expect_lt(sum(heavy$noise_var), sum(light$noise_var))
+  expect_true(cv$best %in% c(0, 50))
+})
+
+test_that("same seed gives the same choice and fit", {
+  cd <- cv_data(5)
+  set.seed(9); a <- cv_gpr_loo(cd$x, cd$y, lambda = c(0, 5), folds = 3, restarts = 3)
+  set.seed(9); b <- cv_gpr_loo(cd$x, cd$y, lambda = c(0, 5), folds = 3, restarts = 3)
+  expect_identical(a$folds, b$folds)
+  expect_identical(a$results, b$results)
+  expect_identical(a$fit$noise_var, b$fit$noise_var)
+})
+
+test_that("bad input gets classed errors", {
+  cd <- cv_data()
+  expect_error(cv_gpr_loo(cd$x, cd$y, lambda = -1), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x, cd$y, lambda = c(1, NA)), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x, cd$y, lambda = Inf), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x, cd$y, folds = 1), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x, cd$y, folds = 25), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x[1:4, , drop = FALSE], cd$y[1:4], folds = 2), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x, cd$y[-1]), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x, cd$y, penalty = "lp"), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x, replace(cd$y, 2, NA)), class = "noisylabels_error_input")
+})
