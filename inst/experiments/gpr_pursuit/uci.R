@@ -4,7 +4,7 @@
 # training set; MAE on the clean test set (random 80/20 split, X and y
 # standardised with training statistics).
 #
-# Usage (package root): OMP_NUM_THREADS=1 [UCI_SETS=yacht,boston] Rscript inst/experiments/gpr_pursuit/uci.R [n_max] [reps]
+# Usage (package root): OMP_NUM_THREADS=1 [UCI_SETS=yacht,boston] [UCI_FIRST_REP=4] Rscript inst/experiments/gpr_pursuit/uci.R [n_max] [reps]
 # n_max caps the training size (subsample) to bound the O(n^3) cost; full
 # size: n_max = 1000, reps = 5. Writes
 # inst/experiments/gpr_pursuit/results/uci-n<n_max>-r<reps>.csv.
@@ -38,6 +38,10 @@ load_sets <- function() {
 # UCI_SETS (comma-separated, e.g. "yacht,boston") restricts the run to some
 # data sets, so the costly ones can run in separate processes.
 only <- Sys.getenv("UCI_SETS", "")
+# UCI_FIRST_REP (default 1) skips the first replications, so a run can be
+# extended later: replication r always uses set.seed(r), whatever process runs it.
+first_rep <- as.integer(Sys.getenv("UCI_FIRST_REP", "1"))
+if (is.na(first_rep) || first_rep < 1L || first_rep > reps) stop("UCI_FIRST_REP must be in 1..reps")
 sets <- load_sets()
 if (nzchar(only)) sets <- sets[intersect(names(sets), strsplit(only, ",")[[1]])]
 rows <- list()
@@ -47,7 +51,7 @@ for (nm in names(sets)) {
   d$x <- d$x[keep, , drop = FALSE]; d$y <- d$y[keep]
   for (type in c("none", "uniform", "asymmetric", "focused")) for (ratio in c(0.1, 0.2)) {
     if (type == "none" && ratio > 0.1) next
-    for (rep in seq_len(reps)) {
+    for (rep in seq(first_rep, reps)) {
       set.seed(rep)
       n <- length(d$y)
       test <- sample.int(n, round(0.2 * n))
