@@ -14,7 +14,7 @@
 # lambda is compared here against the clean f, i.e. with knowledge a user does
 # not have: the table says which prior strengths help, not how to choose one.
 #
-# Usage (package root): Rscript inst/experiments/gpr_loo/penalty_draws.R [draws] [draws_2d] [out_dir]
+# Usage (package root): OPENBLAS_NUM_THREADS=1 Rscript inst/experiments/gpr_loo/penalty_draws.R [draws] [draws_2d] [out_dir]
 # About 2 minutes at 50 / 10 draws.
 suppressPackageStartupMessages(library(noisylabels))
 args <- commandArgs(TRUE)
