@@ -80,18 +80,14 @@ cv_gpr_loo <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L, ...) {
       sum(abs(y[test] - predict(fit, x[test, , drop = FALSE], se.fit = FALSE)))
     }, numeric(1))
   }
-  sums <- if (requireNamespace("future.apply", quietly = TRUE)) {
-    future.apply::future_lapply(seq_len(folds), one_fold, future.seed = TRUE,
-                                future.packages = "noisylabels")
-  } else {
-    lapply(seq_len(folds), one_fold)
-  }
-  sums <- do.call(cbind, sums)                     # lambda x fold: sum of |error|
+  # Fold fits draw restarts from R's RNG, hence future_seed = TRUE.
+  # sums: lambda x fold, the sum of |error| over the fold's held-out rows.
+  sums <- do.call(cbind, lapply_folds(folds, one_fold, future_seed = TRUE))
   size <- tabulate(fold_id, folds)
   per_fold <- sweep(sums, 2, size, "/")
   failed <- rowSums(is.na(sums))
   ok_sum <- rowSums(sums, na.rm = TRUE)
-  ok_n <- colSums(t(!is.na(sums)) * size)
+  ok_n <- drop((!is.na(sums)) %*% size)            # rows scored per lambda
   results <- data.frame(lambda = lambda, mean_abs_error = ifelse(ok_n > 0, ok_sum / ok_n, NA_real_),
                         se = apply(per_fold, 1, stats::sd, na.rm = TRUE) / sqrt(pmax(folds - failed, 1)),
                         failed = failed)

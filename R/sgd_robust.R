@@ -513,12 +513,7 @@ cv_sgd_robust <- function(x, y, loss = c("smooth_ramp", "gompertz", "hinge", "lo
       mean(as.character(pred) != as.character(y[test]))
     }, numeric(1))
   }
-  errs <- if (requireNamespace("future.apply", quietly = TRUE)) {
-    future.apply::future_lapply(seq_len(folds), one_fold, future.seed = NULL,
-                                future.packages = "noisylabels")
-  } else {
-    lapply(seq_len(folds), one_fold)
-  }
+  errs <- lapply_folds(folds, one_fold)
   err <- do.call(cbind, errs)
   grid$mean_error <- rowMeans(err, na.rm = TRUE)
   grid$sd_error <- apply(err, 1, stats::sd, na.rm = TRUE)

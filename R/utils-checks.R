@@ -114,6 +114,19 @@ check_dense_memory <- function(n, copies = 3, limit_gb = getOption("noisylabels.
   invisible(need)
 }
 
+# Run one function per cross-validation fold: through future.apply (in
+# parallel when a future::plan() is set) if it is installed, else lapply().
+# `future_seed` is passed on as future.seed: NULL when each fold gets an
+# explicit seed, TRUE when the fold function draws from R's RNG.
+lapply_folds <- function(folds, fun, future_seed = NULL) {
+  if (requireNamespace("future.apply", quietly = TRUE)) {
+    future.apply::future_lapply(seq_len(folds), fun, future.seed = future_seed,
+                                future.packages = "noisylabels")
+  } else {
+    lapply(seq_len(folds), fun)
+  }
+}
+
 # Draw a seed for C++ from R's RNG so set.seed() reproduces a fit.
 draw_seed <- function() as.integer(stats::runif(1, 0, .Machine$integer.max))
 

@@ -40,12 +40,9 @@ test_that("the held-out error equals a hand computation over the same folds", {
 
 test_that("a larger penalty shrinks the noise variances (the property the grid spans)", {
   cd <- cv_data(7)
-  set.seed(3)
-  cv <- cv_gpr_loo(cd$x, cd$y, lambda = c(0, 50), folds = 3, restarts = 2)
   heavy <- suppressWarnings(gpr_loo(cd$x, cd$y, restarts = 2, penalty = "lp", lambda = 50, p = 1))
   light <- suppressWarnings(gpr_loo(cd$x, cd$y, restarts = 2))
   expect_lt(sum(heavy$noise_var), sum(light$noise_var))
-  expect_true(cv$best %in% c(0, 50))
 })
 
 test_that("same seed gives the same choice and fit", {
