@@ -22,8 +22,11 @@
 #' @inheritParams gpr_loo
 #' @param lambda Candidate penalty weights (>= 0, standardised scale).
 #' @param folds Number of folds (2 to n).
+#' @param x A formula (with `data`), or a numeric matrix of inputs (with `y`).
 #' @param ... Further arguments of [gpr_loo()] (e.g. `kernel`, `restarts`,
-#'   `solver`, `control`); `noise`, `penalty` and `p` are set here.
+#'   `solver`, `control`); `noise`, `penalty` and `p` are set here. The
+#'   formula method passes them, with `lambda` and `folds`, to the default
+#'   method.
 #' @return An object of class `cv_gpr_loo`: `results` (data frame of `lambda`,
 #'   `mean_abs_error`, `se`, `failed`), `best` (the chosen `lambda`), `fit` (the
 #'   [gpr_loo()] fit on all labels) and `folds` (the fold of each row).
@@ -37,8 +40,24 @@
 #'                  folds = 4, restarts = 2)
 #' cv
 #' head(noise_scores(cv))
+#' cv <- cv_gpr_loo(y ~ x, data = d$data, lambda = c(0, 3), folds = 4, restarts = 2)
+#' predict(cv, data.frame(x = c(-0.5, 0, 0.5)))
 #' @export
-cv_gpr_loo <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L, ...) {
+cv_gpr_loo <- function(x, ...) UseMethod("cv_gpr_loo")
+
+#' @rdname cv_gpr_loo
+#' @export
+cv_gpr_loo.formula <- function(x, data, ..., na.action = stats::na.omit) {
+  design <- formula_design(x, data, na.action)
+  cv <- cv_gpr_loo.default(design$x, design$y, ...)
+  cv$fit <- attach_formula(cv$fit, design, cv$fit$call)
+  cv$call <- match.call()
+  cv
+}
+
+#' @rdname cv_gpr_loo
+#' @export
+cv_gpr_loo.default <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L, ...) {
   call <- match.call()
   dots <- list(...)
   fixed <- intersect(names(dots), c("noise", "penalty", "p"))

@@ -95,21 +95,8 @@ gpr_loo <- function(x, ...) UseMethod("gpr_loo")
 #' @rdname gpr_loo
 #' @export
 gpr_loo.formula <- function(x, data, ..., na.action = stats::na.omit) {
-  formula <- x
-  if (missing(data)) abort_input("The formula interface needs {.arg data}.")
-  mf <- stats::model.frame(formula, data = data, na.action = na.action)
-  tt <- stats::terms(mf)
-  y <- stats::model.response(mf)
-  if (is.null(y)) abort_input("The formula has no response.")
-  xm <- stats::model.matrix(tt, mf)
-  xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
-  if (ncol(xm) == 0) abort_input("The formula has no predictors.")
-  fit <- gpr_loo.default(xm, y, ...)
-  fit$terms <- tt
-  fit$xlevels <- stats::.getXlevels(tt, mf)
-  fit$na.action <- attr(mf, "na.action")
-  fit$call <- match.call()
-  fit
+  design <- formula_design(x, data, na.action)
+  attach_formula(gpr_loo.default(design$x, design$y, ...), design, match.call())
 }
 
 #' @rdname gpr_loo

@@ -147,26 +147,8 @@ sgd_robust <- function(x, ...) UseMethod("sgd_robust")
 #' @rdname sgd_robust
 #' @export
 sgd_robust.formula <- function(x, data, ...) {
-  call <- match.call()
-  formula <- x
-  if (missing(data) || !is.data.frame(data)) {
-    abort_input("{.arg data} must be a data frame for the formula interface.")
-  }
-  mf <- tryCatch(stats::model.frame(formula, data = data, na.action = stats::na.fail),
-                 error = function(e) {
-                   abort_input(c("Could not build the model frame.", "x" = conditionMessage(e),
-                                 "i" = "Remove or impute missing values first."))
-                 })
-  terms <- stats::terms(mf)
-  y <- stats::model.response(mf)
-  if (is.null(y)) abort_input("The formula has no response (label) on its left-hand side.")
-  x <- stats::model.matrix(terms, mf)
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  fit <- sgd_robust.default(x, y, ...)
-  fit$call <- call
-  fit$terms <- terms
-  fit$xlevels <- stats::.getXlevels(terms, mf)
-  fit
+  design <- formula_design(x, data, stats::na.fail)
+  attach_formula(sgd_robust.default(design$x, design$y, ...), design, match.call())
 }
 
 #' @rdname sgd_robust
@@ -467,7 +449,8 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
 #' @param s Candidate ramp parameters (ignored for other losses).
 #' @param folds Number of folds.
 #' @param ... Further arguments of [sgd_robust()] (e.g. `method`, `epochs`,
-#'   `eta`).
+#'   `eta`). The formula method passes them, with the grid, to the default
+#'   method.
 #' @return An object of class `cv_sgd_robust`: `results` (data frame of
 #'   lambda, s, mean_error, sd_error, failed fits), `best` (list of lambda and
 #'   s), `fit` (the refitted `sgd_robust` model), `folds` (fold of each row).
@@ -478,8 +461,25 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
 #' cv <- cv_sgd_robust(x, flip_labels(y, 0.2)$y, loss = "smooth_ramp",
 #'                     lambda = c(1e-4, 1e-2), folds = 3, epochs = 5)
 #' cv
+#' cv <- cv_sgd_robust(label ~ ., data = data.frame(x, label = factor(y)),
+#'                     loss = "hinge", lambda = c(1e-4, 1e-2), folds = 3, epochs = 5)
+#' head(predict(cv, data.frame(x)))
 #' @export
-cv_sgd_robust <- function(x, y, loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
+cv_sgd_robust <- function(x, ...) UseMethod("cv_sgd_robust")
+
+#' @rdname cv_sgd_robust
+#' @export
+cv_sgd_robust.formula <- function(x, data, ...) {
+  design <- formula_design(x, data, stats::na.fail)
+  cv <- cv_sgd_robust.default(design$x, design$y, ...)
+  cv$fit <- attach_formula(cv$fit, design, cv$fit$call)
+  cv$call <- match.call()
+  cv
+}
+
+#' @rdname cv_sgd_robust
+#' @export
+cv_sgd_robust.default <- function(x, y, loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
                           lambda = 10^(-6:1), s = c(-0.7, -1, -2), folds = 10L, seed = NULL,
                           ...) {
   call <- match.call()

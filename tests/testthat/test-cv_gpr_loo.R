@@ -54,6 +54,25 @@ test_that("same seed gives the same choice and fit", {
   expect_identical(a$fit$noise_var, b$fit$noise_var)
 })
 
+test_that("the formula method gives the matrix method's folds, errors and fit", {
+  cd <- cv_data(6)
+  df <- data.frame(x = cd$x[, 1], y = cd$y)
+  df$y[5] <- NA  # dropped by na.omit, as in gpr_loo()
+  keep <- -5
+  set.seed(3); m <- cv_gpr_loo(cd$x[keep, , drop = FALSE], cd$y[keep], lambda = c(0, 4), folds = 3, restarts = 2)
+  set.seed(3); f <- cv_gpr_loo(y ~ x, data = df, lambda = c(0, 4), folds = 3, restarts = 2)
+  expect_identical(f$folds, m$folds)
+  expect_identical(f$results, m$results)
+  expect_identical(f$fit$noise_var, m$fit$noise_var)
+  new <- data.frame(x = c(-0.9, 0.1, 0.7))
+  expect_equal(predict(f, new), predict(m, cbind(x = new$x)))
+  expect_identical(as.integer(unclass(f$fit$na.action)), 5L)
+  expect_identical(f$call$x, quote(y ~ x))
+  expect_error(cv_gpr_loo(y ~ x), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(y ~ nothere, data = df), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(~ x, data = df), class = "noisylabels_error_input")
+})
+
 test_that("bad input gets classed errors", {
   cd <- cv_data()
   expect_error(cv_gpr_loo(cd$x, cd$y, lambda = -1), class = "noisylabels_error_input")

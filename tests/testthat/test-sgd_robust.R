@@ -271,6 +271,22 @@ test_that("cross-validation picks lambda and s from the grid and refits", {
   expect_output(print(cv), "Best: lambda")
 })
 
+test_that("cross-validation through a formula matches the matrix interface", {
+  dat <- sgd_toy(n = 120, d = 2, flip = 0.1)
+  df <- data.frame(dat$x, label = factor(ifelse(dat$y > 0, "pos", "neg"), levels = c("neg", "pos")))
+  set.seed(2)
+  m <- cv_sgd_robust(dat$x, df$label, loss = "gompertz", lambda = c(1e-4, 1e-2), folds = 3, epochs = 3)
+  set.seed(2)
+  f <- cv_sgd_robust(label ~ ., data = df, loss = "gompertz", lambda = c(1e-4, 1e-2), folds = 3, epochs = 3)
+  expect_identical(f$results, m$results)
+  expect_equal(unname(coef(f)), unname(coef(m)))
+  expect_identical(predict(f, df[1:10, ]), predict(m, dat$x[1:10, ]))
+  expect_s3_class(predict(f, df[1:10, ]), "factor")
+  expect_error(cv_sgd_robust(label ~ ., data = as.matrix(dat$x)), class = "noisylabels_error_input")
+  df$X1[4] <- NA
+  expect_error(cv_sgd_robust(label ~ ., data = df), class = "noisylabels_error_input", regexp = "model frame")
+})
+
 test_that("bad input gives classed errors", {
   dat <- sgd_toy(n = 50, d = 2)
   x <- dat$x; y <- dat$y
