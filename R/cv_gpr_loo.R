@@ -30,8 +30,9 @@
 #' @return An object of class `cv_gpr_loo`: `results` (data frame of `lambda`,
 #'   `mean_abs_error`, `se`, `failed`), `best` (the chosen `lambda`), `fit` (the
 #'   [gpr_loo()] fit on all labels) and `folds` (the fold of each row).
-#'   `predict()`, `fitted()`, `residuals()`, `noise_scores()`, `label_issues()`
-#'   and `plot()` use `fit`.
+#'   `predict()`, `fitted()`, `residuals()`, `noise_scores()` and
+#'   `label_issues()` use `fit`; `plot()` shows the cross-validation curve (or, with
+#'   `which = "fit"`, the refitted model).
 #' @seealso [gpr_loo()]
 #' @examples
 #' set.seed(2)
@@ -40,6 +41,7 @@
 #'                  folds = 4, restarts = 2)
 #' cv
 #' head(noise_scores(cv))
+#' plot(cv)
 #' cv <- cv_gpr_loo(y ~ x, data = d$data, lambda = c(0, 3), folds = 4, restarts = 2)
 #' predict(cv, data.frame(x = c(-0.5, 0, 0.5)))
 #' @export
@@ -144,5 +146,16 @@ noise_scores.cv_gpr_loo <- function(object, ...) noise_scores(object$fit, ...)
 #' @export
 label_issues.cv_gpr_loo <- function(object, ...) label_issues(object$fit, ...)
 
+#' @rdname cv_gpr_loo
+#' @param which For `plot()`: `"cv"`, the held-out error against `lambda`
+#'   with bars of one standard error over folds and the choice circled; or
+#'   `"fit"`, the refitted model's plot ([plot.gpr_loo()]).
 #' @export
-plot.cv_gpr_loo <- function(x, ...) plot(x$fit, ...)
+plot.cv_gpr_loo <- function(x, which = c("cv", "fit"), ...) {
+  which <- match.arg(which)
+  if (which == "fit") return(plot(x$fit, ...))
+  r <- x$results
+  plot_cv_curve(r$lambda, r$mean_abs_error, r$se, group = rep(1, nrow(r)),
+                chosen = match(x$best, r$lambda), ylab = "held-out mean absolute error",
+                main = sprintf("%d-fold CV of the l1 penalty", max(x$folds)), ...)
+}

@@ -454,6 +454,8 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
 #' @return An object of class `cv_sgd_robust`: `results` (data frame of
 #'   lambda, s, mean_error, sd_error, failed fits), `best` (list of lambda and
 #'   s), `fit` (the refitted `sgd_robust` model), `folds` (fold of each row).
+#'   `predict()`, `coef()`, `fitted()`, `noise_scores()` and `label_issues()`
+#'   use `fit`; `plot()` shows the cross-validation curve.
 #' @examples
 #' set.seed(7)
 #' x <- matrix(rnorm(600), 300, 2)
@@ -464,6 +466,7 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
 #' cv <- cv_sgd_robust(label ~ ., data = data.frame(x, label = factor(y)),
 #'                     loss = "hinge", lambda = c(1e-4, 1e-2), folds = 3, epochs = 5)
 #' head(predict(cv, data.frame(x)))
+#' plot(cv)
 #' @export
 cv_sgd_robust <- function(x, ...) UseMethod("cv_sgd_robust")
 
@@ -543,3 +546,29 @@ predict.cv_sgd_robust <- function(object, ...) predict(object$fit, ...)
 
 #' @export
 coef.cv_sgd_robust <- function(object, ...) coef(object$fit)
+
+#' @export
+fitted.cv_sgd_robust <- function(object, ...) fitted(object$fit, ...)
+
+#' @export
+noise_scores.cv_sgd_robust <- function(object, ...) noise_scores(object$fit, ...)
+
+#' @export
+label_issues.cv_sgd_robust <- function(object, ...) label_issues(object$fit, ...)
+
+#' @rdname cv_sgd_robust
+#' @param which For `plot()`: `"cv"`, the held-out error against `lambda`
+#'   (one line per `s`) with bars of one standard error over folds and the
+#'   choice circled; or `"fit"`, the refitted model's training trace
+#'   ([plot.sgd_robust()]).
+#' @export
+plot.cv_sgd_robust <- function(x, which = c("cv", "fit"), ...) {
+  which <- match.arg(which)
+  if (which == "fit") return(plot(x$fit, ...))
+  r <- x$results
+  se <- r$sd_error / sqrt(pmax(max(x$folds) - r$failed, 1))
+  chosen <- which(r$lambda == x$best$lambda & r$s == x$best$s)
+  plot_cv_curve(r$lambda, r$mean_error, se, group = r$s, chosen = chosen,
+                ylab = "held-out error rate",
+                main = sprintf("%d-fold CV of sgd_robust(loss = \"%s\")", max(x$folds), x$loss), ...)
+}

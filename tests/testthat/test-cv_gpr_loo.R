@@ -73,6 +73,22 @@ test_that("the formula method gives the matrix method's folds, errors and fit", 
   expect_error(cv_gpr_loo(~ x, data = df), class = "noisylabels_error_input")
 })
 
+test_that("plot() draws the CV curve with the choice at its minimum, or the refitted model", {
+  cd <- cv_data()
+  set.seed(2)
+  cv <- cv_gpr_loo(cd$x, cd$y, lambda = c(0, 2, 8), folds = 3, restarts = 2)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  p <- plot(cv)
+  expect_identical(p$lambda, cv$results$lambda)
+  expect_identical(p$lambda[p$chosen], cv$best)
+  expect_equal(p$error[p$chosen], min(cv$results$mean_abs_error))
+  expect_equal(p$upper - p$error, cv$results$se)
+  expect_equal(p$error - p$lower, cv$results$se)
+  expect_error(plot(cv, which = "fit"), NA)
+  expect_error(plot(cv, which = "neither"))
+})
+
 test_that("bad input gets classed errors", {
   cd <- cv_data()
   expect_error(cv_gpr_loo(cd$x, cd$y, lambda = -1), class = "noisylabels_error_input")

@@ -262,13 +262,25 @@ test_that("cross-validation picks lambda and s from the grid and refits", {
   dat <- sgd_toy(n = 150, d = 2, flip = 0.1)
   set.seed(1)
   cv <- cv_sgd_robust(dat$x, dat$y, loss = "smooth_ramp", lambda = c(1e-4, 1e-1), s = c(-1, -2),
-                      folds = 3, epochs = 3)
+                      folds = 3, epochs = 3, tol = 0.05)
   expect_equal(nrow(cv$results), 4)
   best <- cv$results[cv$results$lambda == cv$best$lambda & cv$results$s == cv$best$s, ]
   expect_equal(best$mean_error, min(cv$results$mean_error))
   expect_s3_class(cv$fit, "sgd_robust")
   expect_equal(cv$fit$lambda, cv$best$lambda)
   expect_output(print(cv), "Best: lambda")
+  expect_identical(noise_scores(cv), noise_scores(cv$fit))
+  expect_identical(label_issues(cv), label_issues(cv$fit))
+  expect_identical(fitted(cv), fitted(cv$fit))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  p <- plot(cv)
+  expect_equal(sum(p$chosen), 1)
+  expect_equal(p$error[p$chosen], min(cv$results$mean_error))
+  expect_equal(c(p$lambda[p$chosen], p$group[p$chosen]), c(cv$best$lambda, cv$best$s))
+  expect_equal(p$upper - p$lower, 2 * cv$results$sd_error / sqrt(3))
+  expect_setequal(unique(p$group), c(-1, -2))
+  expect_error(plot(cv, which = "fit"), NA)
 })
 
 test_that("cross-validation through a formula matches the matrix interface", {
