@@ -6,10 +6,16 @@
 # Rows of a re-run of single methods (files <data>_lib_cv_noise.csv, written
 # with SGD_CV_METHODS=LIBPrimal and tag _lib) replace the same
 # (data set, method, noise, repetition) rows of the main run.
+# Runs with SGD_CV_LABELS=clean (files <data>_cleantuned_cv_noise.csv:
+# settings chosen by CV on the clean labels, then fitted on the noisy ones)
+# are summarised separately at the end and are not part of cv_summary.csv.
 # Usage: Rscript inst/experiments/sgd_robust/summarise_cv.R
 file_arg <- grep("^--file=", commandArgs(FALSE), value = TRUE)
 here <- if (length(file_arg)) dirname(normalizePath(sub("^--file=", "", file_arg))) else "inst/experiments/sgd_robust"
 files <- list.files(file.path(here, "results"), pattern = "_cv_noise[.]csv$", full.names = TRUE)
+clean_tuned <- grepl("_cleantuned_cv_noise", files)
+files_clean <- files[clean_tuned]
+files <- files[!clean_tuned]
 files <- files[order(!grepl("_lib_cv_noise", files))]  # re-runs first, so they win below
 res <- do.call(rbind, lapply(files, utils::read.csv))
 res <- res[!duplicated(res[c("dataset", "method", "noise", "rep")]), ]
@@ -22,9 +28,9 @@ summ <- do.call(rbind, lapply(split(res, list(res$dataset, res$method, res$noise
 }))
 summ <- summ[order(summ$dataset, summ$noise, summ$mean_error_pct), ]
 utils::write.csv(summ, file.path(here, "results", "cv_summary.csv"), row.names = FALSE)
-for (ds in unique(res$dataset)) {
+report <- function(res, tuned_on) for (ds in unique(res$dataset)) {
   s <- res[res$dataset == ds, ]
-  cat("\n##", ds, "- test error % (mean±sd (reps)), hyperparameters by CV on the noisy labels\n")
+  cat("\n##", ds, "- test error % (mean±sd (reps)), hyperparameters by CV on the", tuned_on, "labels\n")
   print(noquote(tapply(s$test_error, list(s$method, s$noise), fmt)))
   s40 <- s[s$noise == 0.4, ]
   if (!nrow(s40)) next
@@ -44,4 +50,9 @@ for (ds in unique(res$dataset)) {
     cat(sprintf("   paired %s - %s: %+.2f points (sd %.2f, %d of %d repetitions better)\n",
                 r, b, mean(d), stats::sd(d), sum(d < 0), length(d)))
   }
+}
+report(res, "noisy")
+if (length(files_clean)) {
+  cat("\n# Settings chosen by CV on the clean training labels, then fitted on the noisy labels\n")
+  report(do.call(rbind, lapply(files_clean, utils::read.csv)), "clean")
 }
