@@ -59,6 +59,10 @@ gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson"
   method <- match.arg(method)
   x <- check_x_matrix(x, "x")
   y <- check_y_numeric(y, nrow(x))
+  if (length(y) < 5L) {
+    abort_input("{.fn gpr_baseline} needs at least 5 observations, not {length(y)}.",
+                class = "noisylabels_error_too_few")
+  }
   check_number(trim, "trim", 0, 1, open_upper = TRUE)
   iterations <- check_count(iterations, "iterations")
   gp <- function(xx, yy) {

@@ -94,7 +94,8 @@ check_y_numeric <- function(y, n, arg = "y", call = parent.frame()) {
   }
   if (anyNA(y)) abort_input("{.arg {arg}} contains NA/NaN values.", call = call)
   if (any(!is.finite(y))) abort_input("{.arg {arg}} contains infinite values.", call = call)
-  if (stats::sd(y) == 0) {
+  # A single label is left to the caller's minimum-size check (its sd is NA).
+  if (n >= 2 && stats::sd(y) == 0) {
     abort_input("{.arg {arg}} is constant; there is nothing to model.", call = call)
   }
   y

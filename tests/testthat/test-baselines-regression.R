@@ -79,3 +79,12 @@ test_that("trimmed MLL rejects a trim fraction that leaves too few points", {
   expect_error(gpr_baseline(d$x, d$y, "trimmed_mll", trim = 0.5), class = "noisylabels_error_input")
   expect_error(gpr_baseline(d$x, d$y, "trimmed_mll", trim = 1), class = "noisylabels_error_input")
 })
+
+test_that("too few observations is a classed error naming gpr_baseline()", {
+  x <- matrix(c(0.1, 0.5, 0.9, 0.3), ncol = 1)
+  for (m in c("standard", "winsorize", "yeo_johnson", "trimmed", "trimmed_mll")) {
+    expect_error(gpr_baseline(x, c(1, 2, 4, 3), m), class = "noisylabels_error_too_few",
+                 regexp = "gpr_baseline")
+  }
+  expect_error(gpr_baseline(x[1, , drop = FALSE], 1), class = "noisylabels_error_too_few")
+})

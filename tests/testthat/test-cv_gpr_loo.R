@@ -98,6 +98,7 @@ test_that("bad input gets classed errors", {
   expect_error(cv_gpr_loo(cd$x, cd$y, folds = 25), class = "noisylabels_error_input")
   expect_error(cv_gpr_loo(cd$x[1:4, , drop = FALSE], cd$y[1:4], folds = 2), class = "noisylabels_error_input")
   expect_error(cv_gpr_loo(cd$x, cd$y[-1]), class = "noisylabels_error_input")
+  expect_error(cv_gpr_loo(cd$x[1, , drop = FALSE], cd$y[1], folds = 2), class = "noisylabels_error_input")
   expect_error(cv_gpr_loo(cd$x, cd$y, penalty = "lp"), class = "noisylabels_error_input")
   expect_error(cv_gpr_loo(cd$x, replace(cd$y, 2, NA)), class = "noisylabels_error_input")
 })
