@@ -8,7 +8,9 @@
 # on the per-datum objective, and runs twice: with BoTorch's maxiter = 10000
 # (MLL_ITER) and with the fast pipeline's cap of 1000 L-BFGS iterations per
 # call. BENCH_REF_TOL overrides the reference's ftol (and gtol) to
-# reproduce older runs (they used ftol = 1e-9, gtol = 1e-5).
+# reproduce older runs (they used ftol = 1e-9, gtol = 1e-5). BENCH_FAST_TOL
+# likewise overrides the fast pipeline's ftol (its default is also 1e-8), to
+# see how far the selected support moves with the stopping tolerance alone.
 #
 # Usage (from the package root, after installing the package):
 #   OMP_NUM_THREADS=1 Rscript inst/bench/gpr_pursuit/bench_pursuit.R 500 1000 2000
@@ -32,6 +34,7 @@ ns <- if (length(args)) as.integer(args) else c(500L, 1000L, 2000L)
 out_file <- Sys.getenv("BENCH_OUT", "inst/bench/gpr_pursuit/results.csv")
 levels_file <- Sys.getenv("BENCH_LEVELS_OUT", "inst/bench/gpr_pursuit/levels.csv")
 ref_tol <- as.numeric(Sys.getenv("BENCH_REF_TOL", "1e-8"))
+fast_tol <- as.numeric(Sys.getenv("BENCH_FAST_TOL", NA))
 pipelines <- strsplit(Sys.getenv("BENCH_PIPELINES", "fast,botorch_cap,botorch"), ",")[[1]]
 load1 <- function() {
   l <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) NA_character_)
@@ -56,7 +59,8 @@ for (n in ns) {
   s <- sim_friedman(n, corruption = "uniform", prob = 0.1)
   run <- function(pipeline) {
     max_iter <- if (pipeline == "botorch") 10000L else 1000L
-    ctl <- if (pipeline == "fast") pursuit_control(strategy = "fast", max_iter = max_iter)
+    ctl <- if (pipeline == "fast" && is.na(fast_tol)) pursuit_control(strategy = "fast", max_iter = max_iter)
+           else if (pipeline == "fast") pursuit_control(strategy = "fast", max_iter = max_iter, ftol = fast_tol)
            else pursuit_control(strategy = "botorch", max_iter = max_iter,
                                 ftol = ref_tol, pgtol = ref_tol)
     load_before <- load1()
