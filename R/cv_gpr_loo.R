@@ -32,7 +32,9 @@
 #'   [gpr_loo()] fit on all labels) and `folds` (the fold of each row).
 #'   `predict()`, `fitted()`, `residuals()`, `noise_scores()` and
 #'   `label_issues()` use `fit`; `plot()` shows the cross-validation curve (or, with
-#'   `which = "fit"`, the refitted model).
+#'   `which = "fit"`, the refitted model); `tidy()` returns `results` with a
+#'   `chosen` column, `glance()` one row (`n`, `folds`, `lambda`,
+#'   `mean_abs_error`, `failed`).
 #' @seealso [gpr_loo()]
 #' @examples
 #' set.seed(2)
@@ -158,4 +160,16 @@ plot.cv_gpr_loo <- function(x, which = c("cv", "fit"), ...) {
   plot_cv_curve(r$lambda, r$mean_abs_error, r$se, group = rep(1, nrow(r)),
                 chosen = match(x$best, r$lambda), ylab = "held-out mean absolute error",
                 main = sprintf("%d-fold CV of the l1 penalty", max(x$folds)), ...)
+}
+
+#' @export
+tidy.cv_gpr_loo <- function(x, ...) {
+  cbind(x$results, chosen = x$results$lambda == x$best)
+}
+
+#' @export
+glance.cv_gpr_loo <- function(x, ...) {
+  r <- x$results[x$results$lambda == x$best, ]
+  data.frame(n = length(x$folds), folds = max(x$folds), lambda = x$best,
+             mean_abs_error = r$mean_abs_error, failed = sum(x$results$failed))
 }

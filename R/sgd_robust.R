@@ -455,7 +455,9 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
 #'   lambda, s, mean_error, sd_error, failed fits), `best` (list of lambda and
 #'   s), `fit` (the refitted `sgd_robust` model), `folds` (fold of each row).
 #'   `predict()`, `coef()`, `fitted()`, `noise_scores()` and `label_issues()`
-#'   use `fit`; `plot()` shows the cross-validation curve.
+#'   use `fit`; `plot()` shows the cross-validation curve; `tidy()` returns
+#'   `results` with a `chosen` column, `glance()` one row (`n`, `folds`,
+#'   `loss`, `lambda`, `s`, `mean_error`, `failed`).
 #' @examples
 #' set.seed(7)
 #' x <- matrix(rnorm(600), 300, 2)
@@ -549,6 +551,19 @@ coef.cv_sgd_robust <- function(object, ...) coef(object$fit)
 
 #' @export
 fitted.cv_sgd_robust <- function(object, ...) fitted(object$fit, ...)
+
+#' @export
+tidy.cv_sgd_robust <- function(x, ...) {
+  r <- x$results
+  cbind(r, chosen = r$lambda == x$best$lambda & r$s == x$best$s)
+}
+
+#' @export
+glance.cv_sgd_robust <- function(x, ...) {
+  r <- x$results[x$results$lambda == x$best$lambda & x$results$s == x$best$s, ]
+  data.frame(n = length(x$folds), folds = max(x$folds), loss = x$loss, lambda = x$best$lambda,
+             s = x$best$s, mean_error = r$mean_error, failed = sum(x$results$failed))
+}
 
 #' @export
 noise_scores.cv_sgd_robust <- function(object, ...) noise_scores(object$fit, ...)

@@ -87,6 +87,14 @@ test_that("plot() draws the CV curve with the choice at its minimum, or the refi
   expect_equal(p$error - p$lower, cv$results$se)
   expect_error(plot(cv, which = "fit"), NA)
   expect_error(plot(cv, which = "neither"))
+  td <- tidy(cv)
+  expect_identical(td$lambda[td$chosen], cv$best)
+  expect_identical(td[names(cv$results)], cv$results)
+  gl <- glance(cv)
+  expect_identical(nrow(gl), 1L)
+  expect_identical(gl$lambda, cv$best)
+  expect_equal(gl$mean_abs_error, min(cv$results$mean_abs_error))
+  expect_identical(c(gl$n, gl$folds), c(length(cd$y), 3L))
 })
 
 test_that("bad input gets classed errors", {

@@ -280,6 +280,12 @@ test_that("cross-validation picks lambda and s from the grid and refits", {
   expect_equal(c(p$lambda[p$chosen], p$group[p$chosen]), c(cv$best$lambda, cv$best$s))
   expect_equal(p$upper - p$lower, 2 * cv$results$sd_error / sqrt(3))
   expect_setequal(unique(p$group), c(-1, -2))
+  td <- tidy(cv)
+  expect_equal(sum(td$chosen), 1)
+  expect_equal(td$mean_error[td$chosen], min(cv$results$mean_error))
+  gl <- glance(cv)
+  expect_equal(c(gl$lambda, gl$s, gl$mean_error), c(cv$best$lambda, cv$best$s, min(cv$results$mean_error)))
+  expect_identical(gl$n, 150L)
   expect_error(plot(cv, which = "fit"), NA)
 })
 
