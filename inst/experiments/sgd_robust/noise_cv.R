@@ -112,12 +112,17 @@ only <- Sys.getenv("SGD_CV_METHODS")  # comma-separated subset, e.g. for re-runs
 if (nzchar(only)) methods <- methods[intersect(names(methods), strsplit(only, ",")[[1]])]
 
 tune_clean <- identical(Sys.getenv("SGD_CV_LABELS"), "clean")
+# SGD_CV_FIRST_REP skips the first repetitions: repetition r always uses
+# set.seed(1000 r + 100 p), so a run can be extended by further repetitions
+# (in another process, with another tag) without repeating the first ones.
+first_rep <- as.integer(Sys.getenv("SGD_CV_FIRST_REP", "1"))
+if (is.na(first_rep) || first_rep < 1L || first_rep > reps) stop("SGD_CV_FIRST_REP must be in 1..reps")
 err_of <- function(m, f, x, y) if (is.null(f)) NA_real_ else mean(as.numeric(as.character(m$predict(f, x))) != y)
 
 rows <- list()
 t_start <- Sys.time()
 out_file <- file.path(outdir, paste0(dataset, tag, "_cv_noise.csv"))
-for (p_noise in noise) for (r in seq_len(reps)) {
+for (p_noise in noise) for (r in seq(first_rep, reps)) {
   set.seed(1000 * r + round(100 * p_noise))
   fl <- flip_labels(dat$y, p_noise)
   cv_y <- if (tune_clean) dat$y else fl$y
