@@ -17,7 +17,13 @@ clean_tuned <- grepl("_cleantuned_cv_noise", files)
 files_clean <- files[clean_tuned]
 files <- files[!clean_tuned]
 files <- files[order(!grepl("_lib_cv_noise", files))]  # re-runs first, so they win below
-res <- do.call(rbind, lapply(files, utils::read.csv))
+# Files written before noise_cv.R recorded `tuned_on` were all tuned on the noisy labels.
+read_run <- function(f) {
+  x <- utils::read.csv(f)
+  if (is.null(x$tuned_on)) x$tuned_on <- "noisy"
+  x
+}
+res <- do.call(rbind, lapply(files, read_run))
 res <- res[!duplicated(res[c("dataset", "method", "noise", "rep")]), ]
 fmt <- function(e) sprintf("%.2f±%.2f (%d)", 100 * mean(e), 100 * stats::sd(e), length(e))
 summ <- do.call(rbind, lapply(split(res, list(res$dataset, res$method, res$noise), drop = TRUE), function(s) {
@@ -54,5 +60,5 @@ report <- function(res, tuned_on) for (ds in unique(res$dataset)) {
 report(res, "noisy")
 if (length(files_clean)) {
   cat("\n# Settings chosen by CV on the clean training labels, then fitted on the noisy labels\n")
-  report(do.call(rbind, lapply(files_clean, utils::read.csv)), "clean")
+  report(do.call(rbind, lapply(files_clean, read_run)), "clean")
 }
