@@ -22,7 +22,8 @@
 #' @inheritParams gpr_loo
 #' @param lambda Candidate penalty weights (>= 0, standardised scale).
 #' @param folds Number of folds (2 to n).
-#' @param x A formula (with `data`), or a numeric matrix of inputs (with `y`).
+#' @param x A formula (with `data`), or a numeric matrix of inputs (with
+#'   `y`); for `plot()`, a `cv_gpr_loo` result.
 #' @param ... Further arguments of [gpr_loo()] (e.g. `kernel`, `restarts`,
 #'   `solver`, `control`); `noise`, `penalty` and `p` are set here. The
 #'   formula method passes them, with `lambda` and `folds`, to the default

@@ -445,6 +445,9 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
 #' all data.
 #'
 #' @inheritParams sgd_robust
+#' @param x A numeric matrix, data frame of numeric columns or sparse
+#'   matrix (with `y`), or a formula `label ~ predictors` (with `data`); for
+#'   `plot()`, a `cv_sgd_robust` result.
 #' @param lambda Candidate penalties.
 #' @param s Candidate ramp parameters (ignored for other losses).
 #' @param folds Number of folds.
