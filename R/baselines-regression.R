@@ -18,7 +18,7 @@
 #' * `"trimmed_mll"`: the trimmed marginal likelihood of Andrade & Takeda
 #'   (2023): with `k = floor(trim n)` outliers, alternate (a) at the current
 #'   hyperparameters, the subset step `min_b (r + b)' K^-1 (r + b)` subject to
-#'   at most `k` non-zero `b_i` (`r = y - m`, `K = K_f + sigma2 I` over all
+#'   at most `k` non-zero `b_i` (residual r = `y - m`, `K = K_f + sigma2 I` over all
 #'   points), solved by iterative hard thresholding from `b = -r` with step
 #'   `lambda_min(K) / 2` (at most 200 steps, relative tolerance 1e-8); the
 #'   support of `b` is the outlier set; and (b) the maximum-likelihood fit on

@@ -88,7 +88,7 @@
 #'   `label_dist` must be exactly these (in any order).
 #' @param tune Optional named list of candidate values for any of `alpha_w`,
 #'   `alpha_s`, `alpha_c0`, `alpha_c1`; the grid point with the best held-out
-#'   group likelihood (see [ld_cv()]) is used for the final fit.
+#'   group likelihood (k-fold CV over groups, see `folds`) is used for the final fit.
 #' @param folds Number of folds over groups for `tune`.
 #' @param debug Compute the ELBO after every block and warn if it ever
 #'   decreased beyond round-off (\eqn{10^{-8} |L|}).
