@@ -159,8 +159,9 @@ plot.cv_gpr_loo <- function(x, which = c("cv", "fit"), ...) {
   if (which == "fit") return(plot(x$fit, ...))
   r <- x$results
   plot_cv_curve(r$lambda, r$mean_abs_error, r$se, group = rep(1, nrow(r)),
-                chosen = match(x$best, r$lambda), ylab = "held-out mean absolute error",
-                main = sprintf("%d-fold CV of the l1 penalty", max(x$folds)), ...)
+                chosen = match(x$best, r$lambda),
+                default_ylab = "held-out mean absolute error",
+                default_main = sprintf("%d-fold CV of the l1 penalty", max(x$folds)), ...)
 }
 
 #' @export

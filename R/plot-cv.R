@@ -1,17 +1,20 @@
 # Held-out error against a cross-validation grid: one line per group (the
 # ramp parameter s of cv_sgd_robust(); a single group for cv_gpr_loo()), bars
 # of one standard error, the chosen setting circled. The grid is plotted at
-# equal spacing (it is log-spaced in practice and may hold 0). Returns the
+# equal spacing (it is log-spaced in practice and may hold 0). Graphical
+# parameters in `...` go to plot() and override the defaults. Returns the
 # plotted values invisibly.
-plot_cv_curve <- function(lambda, error, se, group, chosen, ylab, main, ...) {
+plot_cv_curve <- function(lambda, error, se, group, chosen, default_ylab, default_main, ...) {
   grid <- sort(unique(lambda))
   pos <- match(lambda, grid)
   groups <- unique(group)
   lower <- error - se
   upper <- error + se
   yl <- range(c(error, lower, upper), finite = TRUE)
-  graphics::plot(range(pos), yl, type = "n", xaxt = "n", xlab = "lambda", ylab = ylab,
-                 main = main, ...)
+  # The user's graphical parameters (main, ylab, ylim, ...) win over ours.
+  args <- utils::modifyList(list(x = range(pos), y = yl, type = "n", xaxt = "n", xlab = "lambda",
+                                 ylab = default_ylab, main = default_main), list(...))
+  do.call(graphics::plot, args)
   graphics::axis(1, at = seq_along(grid), labels = signif(grid, 3))
   for (k in seq_along(groups)) {
     rows <- which(group == groups[k])

@@ -587,6 +587,6 @@ plot.cv_sgd_robust <- function(x, which = c("cv", "fit"), ...) {
   se <- r$sd_error / sqrt(pmax(max(x$folds) - r$failed, 1))
   chosen <- which(r$lambda == x$best$lambda & r$s == x$best$s)
   plot_cv_curve(r$lambda, r$mean_error, se, group = r$s, chosen = chosen,
-                ylab = "held-out error rate",
-                main = sprintf("%d-fold CV of sgd_robust(loss = \"%s\")", max(x$folds), x$loss), ...)
+                default_ylab = "held-out error rate",
+                default_main = sprintf("%d-fold CV of sgd_robust(loss = \"%s\")", max(x$folds), x$loss), ...)
 }

@@ -87,6 +87,7 @@ test_that("plot() draws the CV curve with the choice at its minimum, or the refi
   expect_equal(p$error - p$lower, cv$results$se)
   expect_error(plot(cv, which = "fit"), NA)
   expect_error(plot(cv, which = "neither"))
+  expect_error(plot(cv, main = "my title", ylab = "MAE", ylim = c(0, 2)), NA)
   td <- tidy(cv)
   expect_identical(td$lambda[td$chosen], cv$best)
   expect_identical(td[names(cv$results)], cv$results)
