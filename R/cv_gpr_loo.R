@@ -159,19 +159,17 @@ plot.cv_gpr_loo <- function(x, which = c("cv", "fit"), ...) {
   if (which == "fit") return(plot(x$fit, ...))
   r <- x$results
   plot_cv_curve(r$lambda, r$mean_abs_error, r$se, group = rep(1, nrow(r)),
-                chosen = match(x$best, r$lambda),
+                chosen = which(cv_chosen(x)),
                 default_ylab = "held-out mean absolute error",
                 default_main = sprintf("%d-fold CV of the l1 penalty", max(x$folds)), ...)
 }
 
 #' @export
-tidy.cv_gpr_loo <- function(x, ...) {
-  cbind(x$results, chosen = x$results$lambda == x$best)
-}
+tidy.cv_gpr_loo <- function(x, ...) cbind(x$results, chosen = cv_chosen(x))
 
 #' @export
 glance.cv_gpr_loo <- function(x, ...) {
-  r <- x$results[x$results$lambda == x$best, ]
+  r <- x$results[cv_chosen(x), ]
   data.frame(n = length(x$folds), folds = max(x$folds), lambda = x$best,
              mean_abs_error = r$mean_abs_error, failed = sum(x$results$failed))
 }

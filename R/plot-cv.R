@@ -34,3 +34,10 @@ plot_cv_curve <- function(lambda, error, se, group, chosen, default_ylab, defaul
   invisible(data.frame(lambda = lambda, group = group, error = error, lower = lower,
                        upper = upper, chosen = seq_along(lambda) == chosen))
 }
+
+# Which rows of a cross-validation result's grid hold the chosen setting:
+# cv_gpr_loo() chooses a lambda, cv_sgd_robust() a (lambda, s) pair.
+cv_chosen <- function(x) {
+  r <- x$results
+  if (is.list(x$best)) r$lambda == x$best$lambda & r$s == x$best$s else r$lambda == x$best
+}

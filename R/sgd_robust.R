@@ -556,14 +556,11 @@ coef.cv_sgd_robust <- function(object, ...) coef(object$fit)
 fitted.cv_sgd_robust <- function(object, ...) fitted(object$fit, ...)
 
 #' @export
-tidy.cv_sgd_robust <- function(x, ...) {
-  r <- x$results
-  cbind(r, chosen = r$lambda == x$best$lambda & r$s == x$best$s)
-}
+tidy.cv_sgd_robust <- function(x, ...) cbind(x$results, chosen = cv_chosen(x))
 
 #' @export
 glance.cv_sgd_robust <- function(x, ...) {
-  r <- x$results[x$results$lambda == x$best$lambda & x$results$s == x$best$s, ]
+  r <- x$results[cv_chosen(x), ]
   data.frame(n = length(x$folds), folds = max(x$folds), loss = x$loss, lambda = x$best$lambda,
              s = x$best$s, mean_error = r$mean_error, failed = sum(x$results$failed))
 }
@@ -585,8 +582,7 @@ plot.cv_sgd_robust <- function(x, which = c("cv", "fit"), ...) {
   if (which == "fit") return(plot(x$fit, ...))
   r <- x$results
   se <- r$sd_error / sqrt(pmax(max(x$folds) - r$failed, 1))
-  chosen <- which(r$lambda == x$best$lambda & r$s == x$best$s)
-  plot_cv_curve(r$lambda, r$mean_error, se, group = r$s, chosen = chosen,
+  plot_cv_curve(r$lambda, r$mean_error, se, group = r$s, chosen = which(cv_chosen(x)),
                 default_ylab = "held-out error rate",
                 default_main = sprintf("%d-fold CV of sgd_robust(loss = \"%s\")", max(x$folds), x$loss), ...)
 }
