@@ -34,7 +34,7 @@ ns <- if (length(args)) as.integer(args) else c(500L, 1000L, 2000L)
 out_file <- Sys.getenv("BENCH_OUT", "inst/bench/gpr_pursuit/results.csv")
 levels_file <- Sys.getenv("BENCH_LEVELS_OUT", "inst/bench/gpr_pursuit/levels.csv")
 ref_tol <- as.numeric(Sys.getenv("BENCH_REF_TOL", "1e-8"))
-fast_tol <- as.numeric(Sys.getenv("BENCH_FAST_TOL", NA))
+fast_tol <- as.numeric(Sys.getenv("BENCH_FAST_TOL", pursuit_control()$ftol))
 pipelines <- strsplit(Sys.getenv("BENCH_PIPELINES", "fast,botorch_cap,botorch"), ",")[[1]]
 load1 <- function() {
   l <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) NA_character_)
@@ -59,8 +59,7 @@ for (n in ns) {
   s <- sim_friedman(n, corruption = "uniform", prob = 0.1)
   run <- function(pipeline) {
     max_iter <- if (pipeline == "botorch") 10000L else 1000L
-    ctl <- if (pipeline == "fast" && is.na(fast_tol)) pursuit_control(strategy = "fast", max_iter = max_iter)
-           else if (pipeline == "fast") pursuit_control(strategy = "fast", max_iter = max_iter, ftol = fast_tol)
+    ctl <- if (pipeline == "fast") pursuit_control(strategy = "fast", max_iter = max_iter, ftol = fast_tol)
            else pursuit_control(strategy = "botorch", max_iter = max_iter,
                                 ftol = ref_tol, pgtol = ref_tol)
     load_before <- load1()
