@@ -341,96 +341,6 @@ struct Rows {
     (void)i;
 #endif
   }
-  // The look-ahead of the exp() losses (run_pass_lookahead): for the next
-  // row `nx`, its product with v and with the current row `cur`, and (sparse)
-  // the next row scattered into the dense buffer `mark_next`. `mark_cur`
-  // holds the current row scattered the same way (zero elsewhere), so the
-  // sparse row product is a gather, not a merge of two index lists. Both
-  // products add the next row's non-zero terms in storage order, as dot()
-  // does, so dense and sparse input still give bitwise identical fits (the
-  // dense form only adds exact zeros in between).
-  void dot_overlap(int nx, int cur, const double* NL_RESTRICT v, const double* NL_RESTRICT mark_cur,
-                   double* NL_RESTRICT mark_next, double& vdot, double& xdot) const {
-    double acc_v = 0.0, acc_x = 0.0;
-    if constexpr (Sparse) {
-      (void)cur;
-      const int end = row_ptr[nx + 1];
-      for (int k = row_ptr[nx]; k < end; ++k) {
-        const int j = col_idx[k];
-        const double xk = values[k];
-        acc_v += xk * v[j];
-        acc_x += xk * mark_cur[j];
-        mark_next[j] = xk;
-      }
-    } else {
-      (void)mark_cur;
-      (void)mark_next;
-      const double* NL_RESTRICT xn = row(nx);
-      const double* NL_RESTRICT xc = row(cur);
-      for (int j = 0; j < d; ++j) {
-        acc_v += xn[j] * v[j];
-        acc_x += xn[j] * xc[j];
-      }
-    }
-    vdot = acc_v;
-    xdot = acc_x;
-  }
-  // dot() that also scatters the row into `mark` (sparse only).
-  double dot_scatter(int i, const double* NL_RESTRICT v, double* NL_RESTRICT mark) const {
-    if constexpr (Sparse) {
-      double acc = 0.0;
-      const int end = row_ptr[i + 1];
-      for (int k = row_ptr[i]; k < end; ++k) {
-        acc += values[k] * v[col_idx[k]];
-        mark[col_idx[k]] = values[k];
-      }
-      return acc;
-    } else {
-      (void)mark;
-      return dot(i, v);
-    }
-  }
-  // Zero row i's entries of a scatter buffer (sparse only; dense rows are
-  // read in place).
-  void clear(int i, double* NL_RESTRICT mark) const {
-    if constexpr (Sparse) {
-      const int end = row_ptr[i + 1];
-      for (int k = row_ptr[i]; k < end; ++k) mark[col_idx[k]] = 0.0;
-    } else {
-      (void)i;
-      (void)mark;
-    }
-  }
-  // axpy() and axpy2() that also clear row i's scatter entries on the way.
-  void axpy_clear(int i, double coef, double* NL_RESTRICT v, double* NL_RESTRICT mark) const {
-    if constexpr (Sparse) {
-      const int end = row_ptr[i + 1];
-      for (int k = row_ptr[i]; k < end; ++k) {
-        const int j = col_idx[k];
-        v[j] += coef * values[k];
-        mark[j] = 0.0;
-      }
-    } else {
-      (void)mark;
-      axpy(i, coef, v);
-    }
-  }
-  void axpy2_clear(int i, double coef_v, double* NL_RESTRICT v, double coef_u, double* NL_RESTRICT u,
-                   double* NL_RESTRICT mark) const {
-    if constexpr (Sparse) {
-      const int end = row_ptr[i + 1];
-      for (int k = row_ptr[i]; k < end; ++k) {
-        const int j = col_idx[k];
-        const double xk = values[k];
-        v[j] += coef_v * xk;
-        u[j] += coef_u * xk;
-        mark[j] = 0.0;
-      }
-    } else {
-      (void)mark;
-      axpy2(i, coef_v, v, coef_u, u);
-    }
-  }
   double sqnorm(int i) const {
     double acc = 0.0;
     if constexpr (Sparse) {
@@ -455,9 +365,6 @@ struct State {
   bool averaging = false;
   std::vector<double> U;
   std::vector<double> S;
-  // Scatter buffers of the look-ahead (sparse rows, exp() losses): all zero
-  // between passes.
-  std::vector<double> mark0, mark1;
   double c = 0.0;
   double bias_sum = 0.0;
   long long count = 0;        // iterates in the running average
@@ -470,8 +377,6 @@ struct State {
     v.assign(dim, 0.0);
     U.assign(dim, 0.0);
     S.assign(dim, 0.0);
-    mark0.assign(dim, 0.0);
-    mark1.assign(dim, 0.0);
   }
   void reset_average() {
     std::fill(U.begin(), U.end(), 0.0);
@@ -723,130 +628,6 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
   st.renorms = renorms;
 }
 
-// The pass of the exp() losses (logistic, smooth ramp, Gompertz) for SGD and
-// ASGD, with the next example's margin computed one step ahead. In
-// run_pass_loss the chain from one example to the next is: dot product (one
-// accumulator) -> exp() -> step coefficient -> axpy -> the next dot product,
-// all of it serial. Here the next row's products with v (before this step's
-// update) and with this row are formed while exp() runs, since neither needs
-// this step's coefficient, and the next margin follows exactly from
-//   <v + coef x_i, x_next> = <v, x_next> + coef <x_i, x_next>,
-// so the serial part per example is exp() plus a multiply-add. Same
-// arithmetic as run_pass_loss except this sum (rounding-level changes in
-// the fits); dense and sparse input stay bitwise identical (dot_overlap).
-// Pegasos keeps run_pass_loss (its fits are kept bitwise as they were), and
-// so do hinge and ramp, whose step is a predicted branch and already
-// overlaps.
-template <bool Sparse, SgdLossType L>
-void run_pass_lookahead(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
-                        State& st, std::vector<double>* iterates, PendingShuffle* pending) {
-  static_assert(DerivOf<L>::kExp, "the look-ahead pass is for the exp() losses");
-  if (count <= 0) return;
-  const double* const y = rows.data.y;
-  const int d = rows.d;
-  const int dim = static_cast<int>(st.v.size());
-  const bool bias_feature = opt.bias == SgdBias::Feature;
-  const bool bias_separate = opt.bias == SgdBias::Separate;
-  const bool constant_step = opt.method == SgdMethod::Sgd;
-  const double lambda = opt.lambda;
-  const double eta_const = opt.eta;
-  const double bias_step = opt.bias_step;
-  const DerivOf<L> deriv(opt.loss);
-  double* NL_RESTRICT v = st.v.data();
-  double* NL_RESTRICT U = st.U.data();
-  double* NL_RESTRICT S = st.S.data();
-  double* mark_cur = st.mark0.data();
-  double* mark_next = st.mark1.data();
-  const bool averaging = st.averaging;
-  double a = st.a, b = st.b, c = st.c, bias_sum = st.bias_sum;
-  long long t = st.t, n_avg = st.count, renorms = st.renorms;
-
-  // <v, x> of the example about to be processed (without the bias feature).
-  double vdot = rows.dot_scatter(order[0], v, mark_cur);
-  constexpr int kAhead = 8;
-  for (int k = 0; k < count; ++k) {
-    const int i = order[k];
-    if (k + kAhead < count) {
-      const int ia = order[k + kAhead];
-      rows.prefetch(ia);
-#if defined(__GNUC__) || defined(__clang__)
-      __builtin_prefetch(y + ia);
-#endif
-    }
-    const double yi = y[i];
-    ++t;
-    const double eta = constant_step ? eta_const : step_size(opt, t);
-
-    // The look-ahead: independent of this step's coefficient.
-    const bool has_next = k + 1 < count;
-    double next_vdot = 0.0, next_xdot = 0.0;
-    if (has_next) rows.dot_overlap(order[k + 1], i, v, mark_cur, mark_next, next_vdot, next_xdot);
-
-    // exp() argument k z + t with z = y (a (vdot + v_bias) + b), as in
-    // run_pass_loss.
-    const double ya = yi * a;
-    const double off = bias_feature ? ya * v[d] + yi * b : yi * b;
-    const double w = (deriv.k * ya) * vdot + (deriv.k * off + deriv.t);
-
-    // Regularisation step (eta lambda < 1 for SGD and ASGD: validated).
-    a *= 1.0 - eta * lambda;
-    const double inv_a = 1.0 / a;
-    const double m = (yi * -eta) * inv_a;
-
-    const auto st1 = deriv.step(0.0, w, m);
-    if (st1.v != 0.0) {
-      if (averaging && c != 0.0) {
-        const double cu = c * st1.v;
-        rows.axpy2_clear(i, st1.v, v, cu, U, mark_cur);
-        if (bias_feature) U[d] += cu;
-      } else {
-        rows.axpy_clear(i, st1.v, v, mark_cur);
-      }
-      if (bias_feature) v[d] += st1.v;
-    } else {
-      rows.clear(i, mark_cur);
-    }
-    if (bias_separate && st1.g != 0.0) b -= bias_step * eta * st1.g * yi;
-    vdot = next_vdot + st1.v * next_xdot;
-    std::swap(mark_cur, mark_next);
-
-    if (averaging) {
-      c += a;
-      bias_sum += b;
-      ++n_avg;
-    }
-    if (std::fabs(a) < (averaging ? kRenormThresholdAveraging : kRenormThreshold)) {
-      if (averaging) {
-        for (int j = 0; j < dim; ++j) {
-          S[j] += c * v[j] - U[j];
-          U[j] = 0.0;
-        }
-        c = 0.0;
-      }
-      for (int j = 0; j < dim; ++j) v[j] *= a;
-      vdot *= a;
-      a = 1.0;
-      ++renorms;
-    }
-    if (pending != nullptr) pending->step();
-
-    if (iterates != nullptr) {
-      iterates->push_back(static_cast<double>(i));
-      for (int j = 0; j < dim; ++j) iterates->push_back(a * v[j]);
-      iterates->push_back(b);
-    }
-  }
-  // The buffers swapped once per step: the pass leaves both all zero (the
-  // last step scattered nothing and cleared its own row).
-  st.a = a;
-  st.b = b;
-  st.c = c;
-  st.bias_sum = bias_sum;
-  st.t = t;
-  st.count = n_avg;
-  st.renorms = renorms;
-}
-
 template <bool Sparse>
 void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
               const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates,
@@ -855,18 +636,12 @@ void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOp
     case SgdLossType::Hinge:
       return run_pass_loss<Sparse, SgdLossType::Hinge>(rows, order, count, opt, xnorm2, st, iterates, pending);
     case SgdLossType::Logistic:
-      if (opt.method != SgdMethod::Pegasos)
-        return run_pass_lookahead<Sparse, SgdLossType::Logistic>(rows, order, count, opt, st, iterates, pending);
       return run_pass_loss<Sparse, SgdLossType::Logistic>(rows, order, count, opt, xnorm2, st, iterates, pending);
     case SgdLossType::Ramp:
       return run_pass_loss<Sparse, SgdLossType::Ramp>(rows, order, count, opt, xnorm2, st, iterates, pending);
     case SgdLossType::SmoothRamp:
-      if (opt.method != SgdMethod::Pegasos)
-        return run_pass_lookahead<Sparse, SgdLossType::SmoothRamp>(rows, order, count, opt, st, iterates, pending);
       return run_pass_loss<Sparse, SgdLossType::SmoothRamp>(rows, order, count, opt, xnorm2, st, iterates, pending);
     case SgdLossType::Gompertz:
-      if (opt.method != SgdMethod::Pegasos)
-        return run_pass_lookahead<Sparse, SgdLossType::Gompertz>(rows, order, count, opt, st, iterates, pending);
       return run_pass_loss<Sparse, SgdLossType::Gompertz>(rows, order, count, opt, xnorm2, st, iterates, pending);
   }
 }
