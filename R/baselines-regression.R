@@ -56,7 +56,7 @@
 gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson", "trimmed",
                                     "trimmed_mll"),
                          kernel = NULL, trim = 0.2, iterations = 10, control = pursuit_control()) {
-  method <- match.arg(method)
+  method <- match_arg(method)
   x <- check_x_matrix(x, "x")
   y <- check_y_numeric(y, nrow(x))
   if (length(y) < 5L) {

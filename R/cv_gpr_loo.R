@@ -155,7 +155,7 @@ label_issues.cv_gpr_loo <- function(object, ...) label_issues(object$fit, ...)
 #'   `"fit"`, the refitted model's plot ([plot.gpr_loo()]).
 #' @export
 plot.cv_gpr_loo <- function(x, which = c("cv", "fit"), ...) {
-  which <- match.arg(which)
+  which <- match_arg(which)
   if (which == "fit") return(plot(x$fit, ...))
   r <- x$results
   plot_cv_curve(r$lambda, r$mean_abs_error, r$se, group = rep(1, nrow(r)),

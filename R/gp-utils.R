@@ -9,7 +9,23 @@ newdata_design <- function(object, newdata, n_col, drop_intercept = TRUE, call =
   if (!is.null(object$terms)) {
     if (!is.data.frame(newdata)) newdata <- as.data.frame(newdata)
     tt <- stats::delete.response(object$terms)
-    mf <- stats::model.frame(tt, newdata, xlev = object$xlevels, na.action = stats::na.pass)
+    # Variables the formula needs that newdata lacks (and that are not
+    # visible from the formula's environment, where model.frame() would find
+    # them): name them instead of model.frame()'s "object 'x' not found".
+    lacking <- setdiff(all.vars(tt), names(newdata))
+    env <- environment(tt) %||% globalenv()
+    lacking <- lacking[!vapply(lacking, exists, logical(1), envir = env)]
+    if (length(lacking)) {
+      abort_input(c("{.arg newdata} lacks the variable{?s} {.field {lacking}} that the model uses.",
+                    "i" = "It needs {.field {all.vars(tt)}}."),
+                  class = "noisylabels_error_newdata", call = call)
+    }
+    mf <- tryCatch(
+      stats::model.frame(tt, newdata, xlev = object$xlevels, na.action = stats::na.pass),
+      error = function(e) {
+        abort_input(c("{.arg newdata} does not fit the model's terms.", "x" = conditionMessage(e)),
+                    class = "noisylabels_error_newdata", call = call)
+      })
     xm <- stats::model.matrix(tt, mf)
     if (drop_intercept) xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
     attr(xm, "assign") <- NULL

@@ -140,10 +140,11 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
                            tau = c("allow", "clamp"), learn_kernel = TRUE, scale = TRUE,
                            multiclass = c("none", "ovr"), control = gpc_ep_control(), ...) {
   call <- match.call()
-  likelihood <- match.arg(likelihood)
-  epsilon_update <- match.arg(epsilon_update)
-  tau <- match.arg(tau)
-  multiclass <- match.arg(multiclass)
+  check_dots_empty("gpc_ep", ...)
+  likelihood <- match_arg(likelihood)
+  epsilon_update <- match_arg(epsilon_update)
+  tau <- match_arg(tau)
+  multiclass <- match_arg(multiclass)
   check_flag(learn_kernel, "learn_kernel")
   check_flag(scale, "scale")
   if (!inherits(control, "gpc_ep_control")) {
@@ -279,7 +280,7 @@ gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, to
                            damping = 1, max_outer = 50, lbfgs_steps = 5, tol_outer = 1e-4,
                            epsilon_start = 0.01, schedule = c("sequential", "parallel"),
                            block_size = 64, refresh_every = 10) {
-  schedule <- match.arg(schedule)
+  schedule <- match_arg(schedule)
   if (missing(damping) && schedule == "parallel") damping <- 0.8
   check_count(max_sweeps, "max_sweeps")
   check_count(min_sweeps, "min_sweeps")

@@ -105,10 +105,10 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
                             solver = c("jacobi", "multiplicative"), penalty = c("none", "lp"),
                             lambda = 0, p = 1, restarts = 5, sigma_init = NULL,
                             learn_kernel = TRUE, control = gpr_loo_control(), ...) {
-  noise <- match.arg(noise)
-  solver <- match.arg(solver)
-  penalty <- match.arg(penalty)
-  if (length(list(...))) abort_input("Unknown argument{?s}: {.arg {names(list(...))}}.")
+  noise <- match_arg(noise)
+  solver <- match_arg(solver)
+  penalty <- match_arg(penalty)
+  check_dots_empty("gpr_loo", ...)
   x <- check_x_matrix(x, "x", min_rows = 1L)
   n <- nrow(x)
   if (n < 3) abort_input("{.fn gpr_loo} needs at least 3 observations, got {n}.")
@@ -241,7 +241,7 @@ gpr_loo_control <- function(max_outer = 30, max_sweeps = 200, max_hyper_iter = 5
   list(max_outer = as.integer(max_outer), max_sweeps = as.integer(max_sweeps),
        max_hyper_iter = as.integer(max_hyper_iter), tol_sweep = tol_sweep,
        tol_outer = tol_outer, sigma_floor = sigma_floor, damping = damping,
-       jitter = jitter, backend = match.arg(backend))
+       jitter = jitter, backend = match_arg(backend))
 }
 
 # Scale of the initial noise variances per start (see `restarts`): the first

@@ -124,8 +124,9 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 standardize_x = TRUE, hyperprior = TRUE,
                                 control = pursuit_control(), ...) {
   call <- match.call()
-  direction <- match.arg(direction)
-  parameterization <- match.arg(parameterization)
+  check_dots_empty("gpr_pursuit", ...)
+  direction <- match_arg(direction)
+  parameterization <- match_arg(parameterization)
   x <- check_x_matrix(x, "x")
   if (is.null(colnames(x))) colnames(x) <- if (ncol(x) == 1L) "x" else paste0("x", seq_len(ncol(x)))
   n <- nrow(x)
@@ -295,8 +296,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                             inner_iter = 10, block_fraction = 0.25,
                             profiled = FALSE, profile_sweeps = 10, reseed_sweeps = 10,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
-  strategy <- match.arg(strategy)
-  backend <- match.arg(backend)
+  strategy <- match_arg(strategy)
+  backend <- match_arg(backend)
   max_iter <- check_count(max_iter, "max_iter")
   check_number(pgtol, "pgtol", 0, open_lower = TRUE)
   check_number(ftol, "ftol", 0)

@@ -47,7 +47,7 @@ gp_kernel <- function(type = c("rbf", "matern52", "matern32", "matern12", "linea
                       variance = 1, lengthscale = NULL, ard = FALSE, bias = NULL,
                       nugget = NULL, precision = NULL, categorical = NULL,
                       fixed = character(), lower = NULL, upper = NULL) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   check_flag(ard, "ard")
   pos <- function(v, arg) {
     if (is.null(v)) return(v)

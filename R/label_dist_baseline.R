@@ -33,7 +33,7 @@
 #' @export
 label_dist_baseline <- function(x, groups, label_dist, method = c("ridge", "mten"),
                                 lambda = NULL, raw_dist = FALSE, classes = NULL) {
-  method <- match.arg(method)
+  method <- match_arg(method)
   x <- check_x_matrix(x, "x")
   check_flag(raw_dist, "raw_dist")
   prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
@@ -76,7 +76,7 @@ label_dist_baseline <- function(x, groups, label_dist, method = c("ridge", "mten
 #' @param ... Unused.
 #' @export
 predict.label_dist_baseline <- function(object, newdata = NULL, type = c("class", "score"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   xm <- if (is.null(newdata)) object$x else check_x_matrix(newdata, "newdata")
   if (ncol(xm) != nrow(object$coefficients)) {
     abort_input("{.arg newdata} has {ncol(xm)} column{?s}; the fit used {nrow(object$coefficients)}.")

@@ -149,9 +149,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                                   classes = NULL, tune = NULL, folds = 5, debug = FALSE,
                                   lbfgs_max_iter = 100, threads = 1, ...) {
   call <- match.call()
-  if (...length()) {
-    abort_input("Unknown argument{?s} {.arg {names(list(...))}} to {.fn label_dist_vb}.")
-  }
+  check_dots_empty("label_dist_vb", ...)
   x <- check_x_matrix(x, "x")
   prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
   hyper <- c(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
@@ -163,7 +161,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
   }
   check_flag(debug, "debug")
   check_flag(raw_dist, "raw_dist")
-  c_update <- match.arg(c_update)
+  c_update <- match_arg(c_update)
   opts <- list(structured = structured, exact = exact,
                max_iter = check_count(max_iter, "max_iter"),
                tol = check_number(tol, "tol", 0),

@@ -43,7 +43,7 @@ gpc_ep_prob <- function(object, mean, var) {
 #' @export
 predict.gpc_ep <- function(object, newdata = NULL, type = c("class", "prob", "link"),
                            se.fit = FALSE, ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (is.null(newdata)) {
     mean <- object$latent_mean
     var <- object$latent_var
@@ -66,7 +66,7 @@ fitted.gpc_ep <- function(object, ...) predict(object, type = "prob")
 
 #' @export
 residuals.gpc_ep <- function(object, type = c("response", "pearson"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   p <- fitted(object)
   r <- (object$y > 0) - p
   if (type == "pearson") r <- r / sqrt(p * (1 - p))
@@ -192,7 +192,7 @@ print.summary.gpc_ep <- function(x, digits = 4, ...) {
 #' @export
 plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid = 60,
                         threshold = 0.5, ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (type == "auto") type <- if (ncol(x$x) == 2L) "regions" else "scores"
   if (type == "regions") {
     if (ncol(x$x) != 2L) abort_input("Decision regions need exactly two input columns.")
@@ -250,7 +250,7 @@ autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace
   if (!requireNamespace("ggplot2", quietly = TRUE)) {
     abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
   }
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (type == "auto") type <- if (ncol(object$x) == 2L) "regions" else "scores"
   if (type == "regions") {
     if (ncol(object$x) != 2L) abort_input("Decision regions need exactly two input columns.")
@@ -394,7 +394,7 @@ print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
 #' @rdname predict.gpc_ep
 #' @export
 predict.gpc_ep_ovr <- function(object, newdata = NULL, type = c("class", "prob"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   p <- vapply(object$fits, function(f) predict(f, newdata, type = "prob"),
               numeric(if (is.null(newdata)) object$n else NROW(newdata)))
   if (is.null(dim(p))) p <- matrix(p, nrow = 1, dimnames = list(NULL, object$levels))
@@ -473,7 +473,7 @@ augment.gpc_ep_ovr <- function(x, data = NULL, ...) {
 #' @export
 plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
                             threshold = 0.5, ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   f1 <- x$fits[[1]]
   if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
   s <- noise_scores(x)
@@ -521,7 +521,7 @@ autoplot.gpc_ep_ovr <- function(object, type = c("auto", "regions", "scores"), g
   if (!requireNamespace("ggplot2", quietly = TRUE)) {
     abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
   }
-  type <- match.arg(type)
+  type <- match_arg(type)
   f1 <- object$fits[[1]]
   if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
   s <- noise_scores(object)

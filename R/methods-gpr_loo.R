@@ -32,7 +32,7 @@ NULL
 #' @rdname gpr_loo-methods
 #' @export
 predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit = FALSE, ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   xnew <- gp_newdata_matrix(object, newdata)
   noise_std <- pmax(object$noise_var / object$y_scale^2, object$control$sigma_floor)
   ys <- (object$y - object$y_center) / object$y_scale
@@ -178,7 +178,7 @@ augment.gpr_loo <- function(x, data = NULL, ...) {
 #' @rdname gpr_loo-methods
 #' @export
 plot.gpr_loo <- function(x, which = c("fit", "scores", "trace"), ...) {
-  which <- match.arg(which)
+  which <- match_arg(which)
   if (which == "fit" && ncol(x$x) != 1) which <- "scores"
   flag <- gpr_loo_flags(x)
   if (which == "fit") {

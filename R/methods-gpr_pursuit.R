@@ -42,7 +42,7 @@ pursuit_step_predict <- function(object, t, xs) {
 #' @export
 predict.gpr_pursuit <- function(object, newdata = NULL, type = c("response", "latent"),
                                 se.fit = FALSE, average = object$average, ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   check_flag(se.fit, "se.fit"); check_flag(average, "average")
   xs <- pursuit_newx(object, newdata)
   ids <- if (average) which(object$trace$posterior > 1e-10) else object$selected
@@ -215,7 +215,7 @@ autoplot.gpr_pursuit <- function(object, type = c("data", "posterior"), ...) {
   if (!requireNamespace("ggplot2", quietly = TRUE)) {
     abort_input("Package {.pkg ggplot2} is needed for {.fn autoplot}.")
   }
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (type == "posterior") {
     df <- object$trace
     df$selected <- seq_len(nrow(df)) == object$selected

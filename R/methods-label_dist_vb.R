@@ -29,7 +29,7 @@ ld_newdata_matrix <- function(object, newdata) {
 #' predict(fit, sim$x_test, type = "prob")
 #' @export
 predict.label_dist_vb <- function(object, newdata = NULL, type = c("class", "prob"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   xm <- ld_newdata_matrix(object, newdata)
   p <- ld_softmax(xm %*% t(object$W))
   dimnames(p) <- list(NULL, object$classes)
@@ -122,7 +122,7 @@ print.summary.label_dist_vb <- function(x, digits = 3, ...) {
 #' head(noise_scores(fit, level = "group"))
 #' @export
 noise_scores.label_dist_vb <- function(object, level = c("instance", "group"), ...) {
-  level <- match.arg(level)
+  level <- match_arg(level)
   if (level == "instance") return(1 - apply(object$zeta, 1, max))
   dev <- rowSums((object$label_dist - object$reconstructed)^2)
   expected <- length(object$classes) / object$hyper[["alpha_s"]] + object$group_spread
@@ -152,7 +152,7 @@ noise_scores.label_dist_vb <- function(object, level = c("instance", "group"), .
 #' label_issues(fit, level = "group")
 #' @export
 label_issues.label_dist_vb <- function(object, level = c("instance", "group"), threshold = NULL, ...) {
-  level <- match.arg(level)
+  level <- match_arg(level)
   score <- noise_scores(object, level = level)
   M <- length(object$classes)
   if (is.null(threshold)) threshold <- if (level == "instance") 0.5 else stats::qchisq(0.99, M) / M
@@ -190,7 +190,7 @@ label_issues.label_dist_vb <- function(object, level = c("instance", "group"), t
 #' @name tidy.label_dist_vb
 #' @export
 tidy.label_dist_vb <- function(x, matrix = c("W", "C"), ...) {
-  matrix <- match.arg(matrix)
+  matrix <- match_arg(matrix)
   if (matrix == "W") {
     W <- x$W
     data.frame(class = rep(rownames(W), times = ncol(W)), term = rep(colnames(W), each = nrow(W)),
@@ -243,7 +243,7 @@ augment.label_dist_vb <- function(x, data = NULL, ...) {
 #' if (requireNamespace("ggplot2", quietly = TRUE)) ggplot2::autoplot(fit, type = "confusion")
 #' @export
 plot.label_dist_vb <- function(x, type = c("elbo", "confusion"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (type == "elbo") {
     it <- seq_along(x$elbo_trace) - 1L
     graphics::plot(it, x$elbo_trace, type = "b", pch = 20, xlab = "iteration", ylab = "ELBO",
@@ -267,7 +267,7 @@ autoplot.label_dist_vb <- function(object, type = c("elbo", "confusion"), ...) {
   if (!requireNamespace("ggplot2", quietly = TRUE)) {
     abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
   }
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (type == "elbo") {
     df <- data.frame(iteration = seq_along(object$elbo_trace) - 1L, elbo = object$elbo_trace)
     ggplot2::ggplot(df, ggplot2::aes(.data$iteration, .data$elbo)) +

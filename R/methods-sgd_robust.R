@@ -18,24 +18,20 @@ sgd_method_label <- function(object) {
 }
 
 # Design matrix for new data in the layout of the training data.
-sgd_newx <- function(object, newdata) {
+sgd_newx <- function(object, newdata, call = parent.frame()) {
   if (!is.null(object$terms)) {
     if (!is.data.frame(newdata)) {
-      abort_input("{.arg newdata} must be a data frame for a fit from the formula interface.")
+      abort_input("{.arg newdata} must be a data frame for a fit from the formula interface.", call = call)
     }
-    tt <- stats::delete.response(object$terms)
-    mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
-    x <- stats::model.matrix(tt, mf)
-    x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  } else {
-    x <- newdata
+    return(newdata_design(object, newdata, object$d, call = call))
   }
+  x <- newdata
   if (inherits(x, "sparseMatrix")) {
-    if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.")
+    if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.", call = call)
     return(x)
   }
   x <- check_x_matrix(x, "newdata")
-  if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.")
+  if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.", call = call)
   x
 }
 
@@ -67,7 +63,7 @@ sgd_classes <- function(object, positive) {
 #' head(predict(fit, x, type = "link"))
 #' @export
 predict.sgd_robust <- function(object, newdata = NULL, type = c("class", "link"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (is.null(newdata)) {
     f <- object$margins * object$y
   } else {

@@ -163,14 +163,11 @@ sgd_robust.default <- function(x, y,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
-  extra <- list(...)
-  if (length(extra)) {
-    abort_input("Unknown argument{?s} {.arg {names(extra) %||% \"(unnamed)\"}} to {.fn sgd_robust}.")
-  }
-  loss <- match.arg(loss)
-  method <- match.arg(method)
-  option <- match.arg(option)
-  bias <- match.arg(bias)
+  check_dots_empty("sgd_robust", ...)
+  loss <- match_arg(loss)
+  method <- match_arg(method)
+  option <- match_arg(option)
+  bias <- match_arg(bias)
   check_number(lambda, "lambda", lower = 0)
   if (method == "pegasos" && lambda == 0) {
     abort_input("Pegasos needs {.arg lambda} > 0 (its step is 1/(lambda t)).")
@@ -491,7 +488,7 @@ cv_sgd_robust.default <- function(x, y, loss = c("smooth_ramp", "gompertz", "hin
                           lambda = 10^(-6:1), s = c(-0.7, -1, -2), folds = 10L, seed = NULL,
                           ...) {
   call <- match.call()
-  loss <- match.arg(loss)
+  loss <- match_arg(loss)
   if (!is.numeric(lambda) || !length(lambda) || anyNA(lambda) || any(lambda < 0) ||
       any(!is.finite(lambda))) {
     abort_input("{.arg lambda} must be a vector of finite numbers >= 0.")
@@ -578,7 +575,7 @@ label_issues.cv_sgd_robust <- function(object, ...) label_issues(object$fit, ...
 #'   ([plot.sgd_robust()]).
 #' @export
 plot.cv_sgd_robust <- function(x, which = c("cv", "fit"), ...) {
-  which <- match.arg(which)
+  which <- match_arg(which)
   if (which == "fit") return(plot(x$fit, ...))
   r <- x$results
   se <- r$sd_error / sqrt(pmax(max(x$folds) - r$failed, 1))

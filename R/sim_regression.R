@@ -52,7 +52,7 @@ corrupt_regression <- function(f, y, corruption, prob, scale, constant) {
 sim_friedman <- function(n, d = 10, noise_sd = 1,
                          corruption = c("none", "uniform", "constant", "student_t"),
                          prob = 0, scale = NULL, constant = NULL) {
-  corruption <- match.arg(corruption)
+  corruption <- match_arg(corruption)
   n <- check_count(n, "n")
   d <- check_count(d, "d", lower = 5)
   check_number(noise_sd, "noise_sd", 0)
@@ -67,7 +67,7 @@ sim_friedman <- function(n, d = 10, noise_sd = 1,
 sim_hartmann6 <- function(n, noise_sd = 0.05,
                           corruption = c("none", "uniform", "constant", "student_t"),
                           prob = 0, scale = NULL, constant = NULL) {
-  corruption <- match.arg(corruption)
+  corruption <- match_arg(corruption)
   n <- check_count(n, "n")
   check_number(noise_sd, "noise_sd", 0)
   check_number(prob, "prob", 0, 1)
@@ -123,7 +123,7 @@ hartmann6 <- function(x) {
 #' o$corrupted
 #' @export
 add_outliers <- function(x, y, type = c("uniform", "asymmetric", "focused"), ratio = 0.1) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   x <- check_x_matrix(x, "x")
   y <- check_y_numeric(y, nrow(x))
   check_number(ratio, "ratio", 0, 1)

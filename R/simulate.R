@@ -28,7 +28,7 @@ corrupt_labels <- function(y, rate, level = 1, type = NULL) {
   if (n < 1) abort_input("{.arg y} is empty.")
   if (anyNA(y)) abort_input("{.arg y} contains NA.")
   type <- type %||% if (is.factor(y) || is.logical(y) || is.character(y)) "flip" else "gaussian"
-  type <- match.arg(type, c("gaussian", "flip"))
+  type <- match_arg(type, c("gaussian", "flip"))
   k <- round(rate * n)
   idx <- sort(sample.int(n, k))
   is_bad <- logical(n); is_bad[idx] <- TRUE

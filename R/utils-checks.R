@@ -16,6 +16,62 @@ warn_convergence <- function(message, ..., .envir = parent.frame()) {
                 .envir = .envir)
 }
 
+# match.arg() with a classed error: same matching (exact, then partial; the
+# untouched default vector gives its first element), but a wrong value says
+# which argument, what was given and what is allowed. `choices` defaults to
+# the formal argument's default in the calling function, as in match.arg().
+match_arg <- function(arg, choices, call = parent.frame()) {
+  name <- deparse(substitute(arg))
+  if (missing(choices)) {
+    caller <- sys.function(sys.parent())
+    choices <- eval(formals(caller)[[name]], envir = call)
+  }
+  if (is.null(arg) || identical(arg, choices)) return(choices[[1L]])
+  if (is.character(arg) && length(arg) == 1L && !is.na(arg) && nzchar(arg)) {
+    i <- pmatch(arg, choices, nomatch = 0L, duplicates.ok = TRUE)
+    if (i > 0L) return(choices[[i]])
+  }
+  given <- if (is.character(arg) && length(arg) == 1L) cli::format_inline("{.val {arg}}")
+           else paste0("a ", class(arg)[1L], if (is.atomic(arg)) " vector", " of length ", length(arg))
+  abort_input(c("{.arg {name}} must be one of {.or {.val {choices}}}, not {given}."),
+              class = "noisylabels_error_choice", call = call)
+}
+
+# A fitting function's `...` only exists for S3 dispatch (and for its formula
+# method to pass arguments on): anything that arrives there is misspelt or
+# meant for another function. Say so, with the closest argument name, instead
+# of ignoring it.
+check_dots_empty <- function(fn, ..., call = parent.frame()) {
+  n <- ...length()
+  if (n == 0L) return(invisible())
+  nms <- ...names()
+  if (is.null(nms)) nms <- rep("", n)
+  named <- nms[nzchar(nms)]
+  formal <- setdiff(names(formals(sys.function(sys.parent()))), "...")
+  hints <- character()
+  for (nm in named) {
+    d <- utils::adist(nm, formal, ignore.case = TRUE)[1L, ]
+    cand <- which(startsWith(formal, nm) | d <= max(1, ceiling(nchar(nm) / 3)))
+    if (length(cand)) {
+      best <- formal[[cand[which.min(d[cand])]]]
+      hints <- c(hints, "i" = cli::format_inline("Did you mean {.arg {best}} instead of {.arg {nm}}?"))
+    }
+  }
+  msg <- if (length(named)) {
+    cli::format_inline("Unknown {cli::qty(length(named))}argument{?s} {.arg {named}} to {.fn {fn}}.")
+  } else {
+    character()
+  }
+  if (any(!nzchar(nms))) {
+    k <- sum(!nzchar(nms))
+    msg <- c(msg, cli::format_inline("{k} unnamed argument{?s} to {.fn {fn}} that it does not use."))
+  }
+  msg <- gsub("([{}])", "\\1\\1", msg)
+  hints <- gsub("([{}])", "\\1\\1", hints)
+  names(msg) <- c("", rep("x", length(msg) - 1L))
+  abort_input(c(msg, hints), class = "noisylabels_error_unknown_argument", call = call)
+}
+
 # Run a C++ entry point and turn its std::exception into a classed R error.
 call_core <- function(expr, call = parent.frame()) {
   tryCatch(expr, error = function(e) {
