@@ -37,6 +37,10 @@
     .Call(`_noisylabels_gpr_loo_fit_cpp`, x, y, spec, sigma0, starts, lower, upper, options)
 }
 
+.gpr_loo_clean_level <- function(x, y, spec, sigma, options) {
+    .Call(`_noisylabels_gpr_loo_clean_level_cpp`, x, y, spec, sigma, options)
+}
+
 .gpr_loo_eval <- function(x, y, spec, sigma, options) {
     .Call(`_noisylabels_gpr_loo_eval_cpp`, x, y, spec, sigma, options)
 }

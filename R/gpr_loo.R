@@ -38,14 +38,25 @@
 #' @section Noise scores and flags:
 #' `noise_scores()` returns `noise_var`, the fitted sigma_i. `label_issues()`
 #' flags label i when its leave-one-out error is improbable for a clean label:
-#' `e_i^2 > q * (v_i + s0)`, q the `1 - alpha` quantile of chi-squared(1),
-#' e_i the LOO residual, v_i the LOO variance of f_i given the other labels
-#' and s0 the homoscedastic noise level of the clean labels (`noise_level`;
-#' for the full model the s0 at which the median of `e_i^2 / (v_i + s0)` is
-#' the chi-squared(1) median, which clean labels set when fewer than half are
-#' corrupted). At the optimum, where `sigma_i = max(0, e_i^2 - v_i)`, this is
-#' `sigma_i > (q - 1) v_i + q s0`: a threshold on sigma_i derived from the
-#' homoscedastic level. Give `threshold` to flag `noise_var > threshold` instead.
+#' `chisq_i = e_i^2 / (v_i + s0) > q`, q the `1 - alpha` quantile of
+#' chi-squared(1), e_i the LOO residual, v_i the LOO variance of f_i given the
+#' other labels and s0 the homoscedastic noise level of the clean labels
+#' (`noise_level`).
+#'
+#' For the full model, e_i and v_i in this rule are not those of the fitted
+#' model (`loo_residual`, `loo_sd`): with one free variance per label, the
+#' fitted variances of the other labels can make a clean label's LOO residual
+#' much smaller than its noise, and a level measured from those residuals too
+#' small (in a 2-D example with 40 labels and 3 outliers the fitted model's
+#' own residuals gave s0 = 0.0002 for a true 0.01 and flagged 14 labels).
+#' Instead every variance is floored at s0, `max(sigma_i, s0)`: labels with a
+#' large fitted variance keep it, so corrupted labels do not distort their
+#' neighbours' LOO predictions, and s0 is the level at which the median of
+#' `chisq_i` equals the chi-squared(1) median, which clean labels set when
+#' fewer than half are corrupted (about 10 root-finding steps, one
+#' factorisation each). The uniform model uses its own e_i, v_i and s0 =
+#' its noise variance; `noise = "none"` flags nothing. Give `threshold` to
+#' flag `noise_var > threshold` instead.
 #'
 #' @param x A numeric matrix (or data frame of numeric columns) of inputs, or a
 #'   formula `y ~ x1 + x2` with `data`.
@@ -73,7 +84,8 @@
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `gpr_loo`: `noise_var`, `loo_residual`,
 #'   `loo_sd` (LOO sd of f_i given the other labels, without its own noise),
-#'   `fitted.values`, `kernel` (the fitted [gp_kernel()]), `noise_level`,
+#'   `fitted.values`, `kernel` (the fitted [gp_kernel()]), `noise_level` (s0
+#'   of "Noise scores and flags", user units), `flag_statistic` (chisq_i),
 #'   `objective` (J, standardised scale), `loglik` (user scale, without the
 #'   penalty), `trace` (J after every sweep and hyperparameter step),
 #'   `factorizations`, `sweeps`, `fallbacks`, `converged`, `jitter`, and the
@@ -170,8 +182,17 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   loo_res <- alpha / d
   loo_var_f <- pmax(1 / d - sigma_s, 0)
   fitted_s <- ys - pmax(sigma_s, 0) * alpha
-  noise_level <- switch(noise, full = robust_noise_level(loo_res^2, loo_var_f),
-                        uniform = sigma_s[1], none = 0)
+  # The flag statistic: squared LOO residual over its variance for a clean
+  # label, e^2 / (v + s0). For the full model, e and v are taken at the clean
+  # level s0 with every variance floored at it (see "Noise scores and flags").
+  if (noise == "full") {
+    clean <- call_core(.gpr_loo_clean_level(x, ys, kernel_spec(kernel), sigma_s, opts))
+    noise_level <- clean$level
+    flag_stat <- clean$residual^2 / (clean$variance + max(clean$level, 1e-10))
+  } else {
+    noise_level <- if (noise == "uniform") sigma_s[1] else 0
+    flag_stat <- loo_res^2 / (loo_var_f + noise_level)
+  }
   loglik_s <- -(res$objective - 0.5 * lambda * sum(sigma_s^p))
   structure(list(
     call = match.call(),
@@ -181,6 +202,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     fitted.values = y_center + fitted_s * y_scale,
     residuals = y - (y_center + fitted_s * y_scale),
     noise_level = noise_level * y_scale^2,
+    flag_statistic = as.numeric(flag_stat),
     kernel = kernel,
     noise = noise, solver = solver, penalty = penalty, lambda = lambda, p = p,
     objective = res$objective,
@@ -195,19 +217,6 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     x = x, y = y, y_center = y_center, y_scale = y_scale,
     control = control
   ), class = "gpr_loo")
-}
-
-# Homoscedastic noise level s0 of the clean labels: the s0 >= 0 at which the
-# median of e_i^2 / (v_i + s0) equals the median of chi-squared(1). A clean
-# label's LOO residual is N(0, v_i + s0); with fewer than half the labels
-# corrupted the median is set by clean ones.
-robust_noise_level <- function(e2, v) {
-  q50 <- stats::qchisq(0.5, 1)
-  g <- function(s0) stats::median(e2 / (v + s0)) - q50
-  if (g(0) <= 0) return(0)
-  hi <- max(stats::median(e2), 1e-12)
-  while (g(hi) > 0) hi <- hi * 2
-  stats::uniroot(g, c(0, hi), tol = 1e-10 * hi)$root
 }
 
 #' Control settings for gpr_loo()

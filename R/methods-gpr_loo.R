@@ -82,8 +82,7 @@ gpr_loo_flags <- function(object, alpha = 0.01, threshold = NULL) {
   }
   check_number(alpha, "alpha", 0, 1, open_lower = TRUE, open_upper = TRUE)
   if (object$noise == "none") return(rep(FALSE, length(object$y)))
-  q <- stats::qchisq(1 - alpha, df = 1)
-  object$loo_residual^2 > q * (object$loo_sd^2 + object$noise_level)
+  object$flag_statistic > stats::qchisq(1 - alpha, df = 1)
 }
 
 #' @rdname gpr_loo-methods
@@ -92,7 +91,8 @@ label_issues.gpr_loo <- function(object, alpha = 0.01, threshold = NULL, ...) {
   flag <- gpr_loo_flags(object, alpha, threshold)
   new_label_issues(seq_along(object$y), object$noise_var, flag,
                    y = object$y, fitted = object$fitted.values,
-                   loo_residual = object$loo_residual, loo_sd = object$loo_sd)
+                   loo_residual = object$loo_residual, loo_sd = object$loo_sd,
+                   chisq = object$flag_statistic)
 }
 
 #' @rdname gpr_loo-methods

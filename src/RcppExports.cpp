@@ -164,6 +164,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gpr_loo_clean_level_cpp
+Rcpp::List gpr_loo_clean_level_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma, Rcpp::List options);
+RcppExport SEXP _noisylabels_gpr_loo_clean_level_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigmaSEXP, SEXP optionsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_loo_clean_level_cpp(x, y, spec, sigma, options));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpr_loo_eval_cpp
 Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma, Rcpp::List options);
 RcppExport SEXP _noisylabels_gpr_loo_eval_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigmaSEXP, SEXP optionsSEXP) {
@@ -609,6 +624,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 15},
     {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
     {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 8},
+    {"_noisylabels_gpr_loo_clean_level_cpp", (DL_FUNC) &_noisylabels_gpr_loo_clean_level_cpp, 5},
     {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
     {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},

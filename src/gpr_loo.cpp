@@ -229,6 +229,77 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
   return best;
 }
 
+CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+                               const VectorXd& sigma, const GprLooOptions& options) {
+  const int n = static_cast<int>(y.size());
+  // The chi-squared(1) median.
+  constexpr double kMedianChi2 = 0.45493642311957283;
+  GprLoo model(x, y, kernel, options);
+  CleanLevel out;
+  std::vector<double> ratio(n);
+  VectorXd e, v;
+  // g(t) = median of e^2 / (v + s) - chi-squared median at s = exp(t); e and
+  // v of the last evaluation are kept.
+  auto g = [&](double t) {
+    const double s = std::exp(t);
+    const VectorXd floored = sigma.cwiseMax(s);
+    const GprLooEval ev = model.evaluate(floored);
+    ++out.evaluations;
+    e = ev.alpha.cwiseQuotient(ev.inv_diag);
+    v = (ev.inv_diag.cwiseInverse() - floored).cwiseMax(0.0);
+    for (int i = 0; i < n; ++i) ratio[i] = e[i] * e[i] / (v[i] + s);
+    // The median as R's median(): mean of the two middle values for even n.
+    const int mid = n / 2;
+    std::nth_element(ratio.begin(), ratio.begin() + mid, ratio.end());
+    double med = ratio[mid];
+    if (n % 2 == 0) med = 0.5 * (med + *std::max_element(ratio.begin(), ratio.begin() + mid));
+    return med - kMedianChi2;
+  };
+  // Targets are standardised (variance 1): bracket in [1e-10, 10], widened
+  // upwards if needed.
+  double lo = std::log(1e-10), hi = std::log(10.0);
+  double g_lo = g(lo);
+  if (g_lo <= 0) {
+    out.level = 0;
+    out.residual = e;
+    out.variance = v;
+    return out;
+  }
+  double g_hi = g(hi);
+  while (g_hi > 0 && hi < std::log(1e6)) {
+    lo = hi;
+    g_lo = g_hi;
+    hi += std::log(10.0);
+    g_hi = g(hi);
+  }
+  if (g_hi > 0) throw NumericalError("the clean noise level could not be bracketed");
+  // Illinois regula falsi on t = log s: the median is piecewise smooth in t.
+  double t = hi, g_t = g_hi;
+  int side = 0;
+  for (int it = 0; it < 100 && hi - lo > 1e-7; ++it) {
+    t = (lo * g_hi - hi * g_lo) / (g_hi - g_lo);
+    if (!(t > lo && t < hi)) t = 0.5 * (lo + hi);
+    g_t = g(t);
+    if (g_t == 0) break;
+    if (g_t > 0) {
+      lo = t;
+      g_lo = g_t;
+      if (side == -1) g_hi *= 0.5;
+      side = -1;
+    } else {
+      hi = t;
+      g_hi = g_t;
+      if (side == 1) g_lo *= 0.5;
+      side = 1;
+    }
+  }
+  // e and v belong to the last evaluation, at t.
+  out.level = std::exp(t);
+  out.residual = e;
+  out.variance = v;
+  return out;
+}
+
 GpPrediction gp_predict(const MatrixXd& x, const VectorXd& alpha, const Cholesky& chol,
                         const Kernel& kernel, const MatrixXd& xnew, bool want_var) {
   GpPrediction p;

@@ -121,6 +121,25 @@ struct GpPrediction {
   VectorXd mean;
   VectorXd var;
 };
+// Homoscedastic noise level of the clean labels, for the flag rule of
+// label_issues() (see ?gpr_loo, "Noise scores and flags"). The fitted
+// per-label variances can make the LOO residuals of clean labels too small
+// (n free variances fitted to the same labels), so the level is measured on
+// the model with every variance floored at it: s0 solves
+//   median_i e_i(s0)^2 / (v_i(s0) + s0) = median of chi-squared(1),
+// where e_i, v_i are the LOO residual and LOO variance of f_i under
+// K + diag(max(sigma_i, s0)). A label whose own fitted variance is large
+// keeps it, so corrupted labels do not distort their neighbours' LOO
+// predictions. Returns s0 (0 if the median is below the target even at the
+// smallest level tried) and e, v at the returned level.
+struct CleanLevel {
+  double level = 0;
+  VectorXd residual, variance;
+  int evaluations = 0;
+};
+CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+                               const VectorXd& sigma, const GprLooOptions& options);
+
 GpPrediction gp_predict(const MatrixXd& x, const VectorXd& alpha, const Cholesky& chol,
                         const Kernel& kernel, const MatrixXd& xnew, bool want_var);
 

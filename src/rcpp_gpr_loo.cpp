@@ -53,6 +53,20 @@ Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, cons
       Rcpp::Named("restart") = r.restart + 1, Rcpp::Named("restart_objectives") = r.restart_objectives);
 }
 
+// The clean labels' noise level and the LOO residuals/variances at it, for
+// the flag rule (gpr_loo_clean_level).
+// [[Rcpp::export(.gpr_loo_clean_level)]]
+Rcpp::List gpr_loo_clean_level_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
+                                   const MapVec sigma, Rcpp::List options) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd ym = y;
+  const Eigen::VectorXd sm = sigma;
+  CleanLevel c = gpr_loo_clean_level(xm, ym, kernel_from_list(spec), sm, options_from_list(options));
+  return Rcpp::List::create(Rcpp::Named("level") = c.level, Rcpp::Named("residual") = c.residual,
+                            Rcpp::Named("variance") = c.variance,
+                            Rcpp::Named("evaluations") = c.evaluations);
+}
+
 // Objective and gradients at fixed (sigma, theta): for tests and benchmarks.
 // [[Rcpp::export(.gpr_loo_eval)]]
 Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma,
