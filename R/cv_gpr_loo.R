@@ -157,11 +157,16 @@ label_issues.cv_gpr_loo <- function(object, ...) label_issues(object$fit, ...)
 plot.cv_gpr_loo <- function(x, which = c("cv", "fit"), ...) {
   which <- match_arg(which)
   if (which == "fit") return(plot(x$fit, ...))
-  r <- x$results
-  plot_cv_curve(r$lambda, r$mean_abs_error, r$se, group = rep(1, nrow(r)),
-                chosen = which(cv_chosen(x)),
-                default_ylab = "held-out mean absolute error",
-                default_main = sprintf("%d-fold CV of the l1 penalty", max(x$folds)), ...)
+  plot_cv(x, ...)
+}
+
+#' @rdname cv_gpr_loo
+#' @param object A `cv_gpr_loo` result (for `autoplot()`).
+#' @exportS3Method ggplot2::autoplot
+autoplot.cv_gpr_loo <- function(object, which = c("cv", "fit"), ...) {
+  which <- match_arg(which)
+  if (which == "fit") return(ggplot2::autoplot(object$fit, ...))
+  autoplot_cv(object)
 }
 
 #' @export

@@ -41,3 +41,54 @@ cv_chosen <- function(x) {
   r <- x$results
   if (is.list(x$best)) r$lambda == x$best$lambda & r$s == x$best$s else r$lambda == x$best
 }
+
+# The CV curve of a cv_gpr_loo() or cv_sgd_robust() result in one layout for
+# plot() and autoplot(): lambda, group (s or 1), error, se, chosen, and labels.
+cv_curve_data <- function(x) {
+  r <- x$results
+  if (inherits(x, "cv_sgd_robust")) {
+    se <- r$sd_error / sqrt(pmax(max(x$folds) - r$failed, 1))
+    list(df = data.frame(lambda = r$lambda, group = r$s, error = r$mean_error, se = se,
+                         chosen = cv_chosen(x)),
+         ylab = "held-out error rate",
+         main = sprintf("%d-fold CV of sgd_robust(loss = \"%s\")", max(x$folds), x$loss))
+  } else {
+    list(df = data.frame(lambda = r$lambda, group = rep(1, nrow(r)), error = r$mean_abs_error,
+                         se = r$se, chosen = cv_chosen(x)),
+         ylab = "held-out mean absolute error",
+         main = sprintf("%d-fold CV of the l1 penalty", max(x$folds)))
+  }
+}
+
+plot_cv <- function(x, ...) {
+  cd <- cv_curve_data(x)
+  d <- cd$df
+  plot_cv_curve(d$lambda, d$error, d$se, group = d$group, chosen = which(d$chosen),
+                default_ylab = cd$ylab, default_main = cd$main, ...)
+}
+
+# ggplot2 version of plot_cv_curve(): lambda as equally spaced categories,
+# one line per group, bars of one standard error, the choice circled.
+autoplot_cv <- function(x, call = parent.frame()) {
+  if (!requireNamespace("ggplot2", quietly = TRUE)) {
+    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.", call = call)
+  }
+  cd <- cv_curve_data(x)
+  d <- cd$df
+  d$lambda_f <- factor(signif(d$lambda, 3), levels = signif(sort(unique(d$lambda)), 3))
+  d$group_f <- factor(d$group)
+  d$lower <- d$error - ifelse(is.finite(d$se), d$se, 0)
+  d$upper <- d$error + ifelse(is.finite(d$se), d$se, 0)
+  several <- length(unique(d$group)) > 1
+  aes_line <- if (several) ggplot2::aes(colour = .data$group_f, group = .data$group_f)
+              else ggplot2::aes(group = .data$group_f)
+  ggplot2::ggplot(d, ggplot2::aes(.data$lambda_f, .data$error)) +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$lower, ymax = .data$upper, colour = if (several) .data$group_f),
+                           width = 0.15) +
+    ggplot2::geom_line(aes_line) +
+    ggplot2::geom_point(aes_line) +
+    ggplot2::geom_point(data = d[d$chosen, , drop = FALSE], shape = 21, size = 5, stroke = 1.2,
+                        colour = "red", fill = NA) +
+    ggplot2::labs(x = "lambda", y = cd$ylab, title = cd$main, colour = if (several) "s") +
+    ggplot2::theme_minimal()
+}

@@ -577,9 +577,14 @@ label_issues.cv_sgd_robust <- function(object, ...) label_issues(object$fit, ...
 plot.cv_sgd_robust <- function(x, which = c("cv", "fit"), ...) {
   which <- match_arg(which)
   if (which == "fit") return(plot(x$fit, ...))
-  r <- x$results
-  se <- r$sd_error / sqrt(pmax(max(x$folds) - r$failed, 1))
-  plot_cv_curve(r$lambda, r$mean_error, se, group = r$s, chosen = which(cv_chosen(x)),
-                default_ylab = "held-out error rate",
-                default_main = sprintf("%d-fold CV of sgd_robust(loss = \"%s\")", max(x$folds), x$loss), ...)
+  plot_cv(x, ...)
+}
+
+#' @rdname cv_sgd_robust
+#' @param object A `cv_sgd_robust` result (for `autoplot()`).
+#' @exportS3Method ggplot2::autoplot
+autoplot.cv_sgd_robust <- function(object, which = c("cv", "fit"), ...) {
+  which <- match_arg(which)
+  if (which == "fit") return(ggplot2::autoplot(object$fit, ...))
+  autoplot_cv(object)
 }

@@ -130,3 +130,21 @@ test_that("Fig. 2 example 1: the Full model with a cross-validated penalty beats
   expect_lt(m[["full"]], m[["basic"]])
   expect_lt(m[["full"]], m[["plain"]])
 })
+
+test_that("autoplot() of a CV result draws the CV curve with the choice circled", {
+  skip_if_not_installed("ggplot2")
+  set.seed(5)
+  x <- matrix(runif(60, -2, 2))
+  y <- sin(2 * x[, 1]) + rnorm(60, sd = 0.1)
+  y[1:6] <- y[1:6] + 2
+  cg <- cv_gpr_loo(x, y, folds = 3, lambda = c(0, 2, 6))
+  p <- ggplot2::autoplot(cg)
+  expect_s3_class(p, "ggplot")
+  b <- ggplot2::ggplot_build(p)
+  # layers: error bars, line, points, the circled choice
+  expect_equal(sort(b$data[[3]]$y), sort(cg$results$mean_abs_error))
+  expect_equal(b$data[[4]]$y, cg$results$mean_abs_error[cg$results$lambda == cg$best])
+  expect_equal(sort(b$data[[1]]$ymax - b$data[[1]]$ymin), sort(2 * cg$results$se))
+  expect_s3_class(ggplot2::autoplot(cg, which = "fit"), "ggplot")
+  expect_error(ggplot2::autoplot(cg, which = "folds"), class = "noisylabels_error_choice")
+})

@@ -449,3 +449,17 @@ test_that("a malformed init is a classed error", {
   expect_error(sgd_robust(dat$x, dat$y, bias = "none", init = c(1, 0, 0, 0)),
                class = "noisylabels_error_input", regexp = "intercept")
 })
+
+test_that("autoplot() of cv_sgd_robust() draws one CV curve per s with the choice circled", {
+  skip_if_not_installed("ggplot2")
+  dat <- sgd_toy(n = 90, d = 3, flip = 0.1)
+  cv <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, folds = 3, lambda = c(1e-4, 1e-2), eta = 0.1,
+                                       seed = 2))
+  p <- ggplot2::autoplot(cv)
+  b <- ggplot2::ggplot_build(p)
+  expect_equal(sort(b$data[[3]]$y), sort(cv$results$mean_error))
+  expect_equal(length(unique(b$data[[3]]$colour)), length(unique(cv$results$s)))
+  best <- cv$results$mean_error[cv$results$lambda == cv$best$lambda & cv$results$s == cv$best$s]
+  expect_equal(b$data[[4]]$y, best)
+  expect_s3_class(ggplot2::autoplot(cv, which = "fit"), "ggplot")
+})
