@@ -101,8 +101,9 @@ print.gpr_loo <- function(x, ...) {
   n <- length(x$y)
   cli::cat_line(sprintf("GP regression with %s noise (gpr_loo), n = %d", switch(x$noise,
     full = "per-label", uniform = "uniform", none = "no"), n))
-  cli::cat_line(sprintf("  kernel: %s; %s", x$kernel$type,
-                        paste(sprintf("%s = %s", names(coef(x)), format(signif(coef(x), 4))), collapse = ", ")))
+  cli::cat_line(sprintf("  kernel: %s; %s%s", x$kernel$type,
+                        paste(sprintf("%s = %s", names(coef(x)), format(signif(coef(x), 4))), collapse = ", "),
+                        if (identical(x$kernel_fit, "uniform")) " (learned under uniform noise)" else ""))
   cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
                         x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
   cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d factorisations (solver: %s)",
