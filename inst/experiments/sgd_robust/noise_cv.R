@@ -88,6 +88,20 @@ sgd_method <- function(loss, method = "sgd", s_grid = NULL) {
        },
        predict = function(f, x) predict(f, x))
 }
+# A bounded loss started from the logistic fit with the same setting (15
+# epochs of each; not the paper's w = 0, and twice the cost): the
+# "-warm" methods, off unless named in SGD_CV_METHODS.
+sgd_warm <- function(loss, s_grid = NULL) {
+  m <- sgd_method(loss, s_grid = s_grid)
+  m$fit <- function(x, y, p, seed) {
+    f0 <- quiet(sgd_robust(x, y, loss = "logistic", lambda = p$lambda, eta = p$eta, option = "B",
+                           seed = seed))
+    if (is.null(f0)) return(NULL)
+    quiet(sgd_robust(x, y, loss = loss, lambda = p$lambda, eta = p$eta, s = p$s, option = "B",
+                     seed = seed, init = f0))
+  }
+  m
+}
 methods <- list(
   `SGD(Hinge)` = sgd_method("hinge"),
   `SGD(Log)` = sgd_method("logistic"),
@@ -108,8 +122,13 @@ methods <- list(
                    predict = function(f, x) suppressMessages(predict(f, x)$predictions),
                    centred = FALSE))
 if (!requireNamespace("LiblineaR", quietly = TRUE)) methods$LIBPrimal <- NULL
+warm <- list(`SGD(SRamp-warm)` = sgd_warm("smooth_ramp", s_grid = c(-0.7, -1, -2)),
+             `SGD(RGomp-warm)` = sgd_warm("gompertz"))
 only <- Sys.getenv("SGD_CV_METHODS")  # comma-separated subset, e.g. for re-runs of one method
-if (nzchar(only)) methods <- methods[intersect(names(methods), strsplit(only, ",")[[1]])]
+if (nzchar(only)) {
+  methods <- c(methods, warm)
+  methods <- methods[intersect(names(methods), strsplit(only, ",")[[1]])]
+}
 
 tune_clean <- identical(Sys.getenv("SGD_CV_LABELS"), "clean")
 # SGD_CV_FIRST_REP skips the first repetitions: repetition r always uses
