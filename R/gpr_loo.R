@@ -220,7 +220,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   if (noise == "full") {
     clean <- call_core(.gpr_loo_clean_level(x, ys, kernel_spec(kernel), sigma_s, opts))
     noise_level <- clean$level
-    flag_stat <- clean$residual^2 / (clean$variance + max(clean$level, 1e-10))
+    flag_stat <- clean$statistic
   } else {
     noise_level <- if (noise == "uniform") sigma_s[1] else 0
     flag_stat <- loo_res^2 / (loo_var_f + noise_level)

@@ -238,10 +238,12 @@ CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kerne
   CleanLevel out;
   std::vector<double> ratio(n);
   VectorXd e, v;
+  double s_eval = 0;  // the level of the last evaluation (e, v belong to it)
   // g(t) = median of e^2 / (v + s) - chi-squared median at s = exp(t); e and
   // v of the last evaluation are kept.
   auto g = [&](double t) {
     const double s = std::exp(t);
+    s_eval = s;
     const VectorXd floored = sigma.cwiseMax(s);
     const GprLooEval ev = model.evaluate(floored);
     ++out.evaluations;
@@ -258,13 +260,15 @@ CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kerne
   // Targets are standardised (variance 1): bracket in [1e-10, 10], widened
   // upwards if needed.
   double lo = std::log(1e-10), hi = std::log(10.0);
-  double g_lo = g(lo);
-  if (g_lo <= 0) {
-    out.level = 0;
+  auto finish = [&](double level) {
+    out.level = level;
     out.residual = e;
     out.variance = v;
+    out.statistic = e.array().square() / (v.array() + s_eval);
     return out;
-  }
+  };
+  double g_lo = g(lo);
+  if (g_lo <= 0) return finish(0.0);
   double g_hi = g(hi);
   while (g_hi > 0 && hi < std::log(1e6)) {
     lo = hi;
@@ -294,10 +298,7 @@ CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kerne
     }
   }
   // e and v belong to the last evaluation, at t.
-  out.level = std::exp(t);
-  out.residual = e;
-  out.variance = v;
-  return out;
+  return finish(s_eval);
 }
 
 GpPrediction gp_predict(const MatrixXd& x, const VectorXd& alpha, const Cholesky& chol,

@@ -131,10 +131,11 @@ struct GpPrediction {
 // K + diag(max(sigma_i, s0)). A label whose own fitted variance is large
 // keeps it, so corrupted labels do not distort their neighbours' LOO
 // predictions. Returns s0 (0 if the median is below the target even at the
-// smallest level tried) and e, v at the returned level.
+// smallest level tried, 1e-10, where e and v are then taken), e, v and the
+// flag statistic e^2 / (v + s) at the level where they were taken.
 struct CleanLevel {
   double level = 0;
-  VectorXd residual, variance;
+  VectorXd residual, variance, statistic;
   int evaluations = 0;
 };
 CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,

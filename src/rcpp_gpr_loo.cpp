@@ -64,6 +64,7 @@ Rcpp::List gpr_loo_clean_level_cpp(const MapMat x, const MapVec y, Rcpp::List sp
   CleanLevel c = gpr_loo_clean_level(xm, ym, kernel_from_list(spec), sm, options_from_list(options));
   return Rcpp::List::create(Rcpp::Named("level") = c.level, Rcpp::Named("residual") = c.residual,
                             Rcpp::Named("variance") = c.variance,
+                            Rcpp::Named("statistic") = c.statistic,
                             Rcpp::Named("evaluations") = c.evaluations);
 }
 
