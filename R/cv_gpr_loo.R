@@ -23,17 +23,19 @@
 #' @param lambda Candidate penalty weights (>= 0, standardised scale).
 #' @param folds Number of folds (2 to n).
 #' @param x A formula (with `data`), or a numeric matrix of inputs (with
-#'   `y`); for `plot()`, a `cv_gpr_loo` result.
+#'   `y`).
 #' @param ... Further arguments of [gpr_loo()] (e.g. `kernel`, `restarts`,
 #'   `solver`, `control`); `noise`, `penalty` and `p` are set here. The
 #'   formula method passes them, with `lambda` and `folds`, to the default
 #'   method.
-#' @return An object of class `cv_gpr_loo`: `results` (data frame of `lambda`,
+#' @return An object of class `cv_gpr_loo` (and `noisylabels_cv`, see
+#'   [cv-methods]): `results` (data frame of `lambda`,
 #'   `mean_abs_error`, `se`, `failed`), `best` (the chosen `lambda`), `fit` (the
 #'   [gpr_loo()] fit on all labels) and `folds` (the fold of each row).
 #'   `predict()`, `fitted()`, `residuals()`, `noise_scores()` and
-#'   `label_issues()` use `fit`; `plot()` shows the cross-validation curve (or, with
-#'   `which = "fit"`, the refitted model); `tidy()` returns `results` with a
+#'   `label_issues()` use `fit`; `plot()` and `autoplot()` show the
+#'   cross-validation curve (or, with `which = "fit"`, the refitted model);
+#'   `tidy()` returns `results` with a
 #'   `chosen` column, `glance()` one row (`n`, `folds`, `lambda`,
 #'   `mean_abs_error`, `failed`).
 #' @seealso [gpr_loo()]
@@ -121,7 +123,7 @@ cv_gpr_loo.default <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L,
   best <- results$lambda[which.min(results$mean_abs_error)]
   fit <- fit_one(x, y, best)
   structure(list(results = results, best = best, fit = fit, folds = fold_id, call = call),
-            class = "cv_gpr_loo")
+            class = c("cv_gpr_loo", "noisylabels_cv"))
 }
 
 #' @export
@@ -135,42 +137,7 @@ print.cv_gpr_loo <- function(x, ...) {
 }
 
 #' @export
-predict.cv_gpr_loo <- function(object, ...) predict(object$fit, ...)
-
-#' @export
-fitted.cv_gpr_loo <- function(object, ...) fitted(object$fit, ...)
-
-#' @export
 residuals.cv_gpr_loo <- function(object, ...) residuals(object$fit, ...)
-
-#' @export
-noise_scores.cv_gpr_loo <- function(object, ...) noise_scores(object$fit, ...)
-
-#' @export
-label_issues.cv_gpr_loo <- function(object, ...) label_issues(object$fit, ...)
-
-#' @rdname cv_gpr_loo
-#' @param which For `plot()`: `"cv"`, the held-out error against `lambda`
-#'   with bars of one standard error over folds and the choice circled; or
-#'   `"fit"`, the refitted model's plot ([plot.gpr_loo()]).
-#' @export
-plot.cv_gpr_loo <- function(x, which = c("cv", "fit"), ...) {
-  which <- match_arg(which)
-  if (which == "fit") return(plot(x$fit, ...))
-  plot_cv(x, ...)
-}
-
-#' @rdname cv_gpr_loo
-#' @param object A `cv_gpr_loo` result (for `autoplot()`).
-#' @exportS3Method ggplot2::autoplot
-autoplot.cv_gpr_loo <- function(object, which = c("cv", "fit"), ...) {
-  which <- match_arg(which)
-  if (which == "fit") return(ggplot2::autoplot(object$fit, ...))
-  autoplot_cv(object)
-}
-
-#' @export
-tidy.cv_gpr_loo <- function(x, ...) cbind(x$results, chosen = cv_chosen(x))
 
 #' @export
 glance.cv_gpr_loo <- function(x, ...) {

@@ -1,3 +1,71 @@
+# What cv_gpr_loo() and cv_sgd_robust() results share (class
+# "noisylabels_cv"): the refitted model answers predict(), fitted(),
+# noise_scores() and label_issues(); tidy() is the grid with the choice
+# marked; plot() and autoplot() draw the CV curve.
+
+#' Methods shared by cross-validation results
+#'
+#' [cv_gpr_loo()] and [cv_sgd_robust()] results carry the model refitted with
+#' the chosen setting (`fit`), which answers `predict()`, `fitted()`,
+#' `noise_scores()` and `label_issues()`. `tidy()` returns the grid of
+#' settings with a `chosen` column. `plot()` and `autoplot()` draw the
+#' held-out error against `lambda` (one line per ramp parameter `s` for
+#' `cv_sgd_robust()`), with bars of one standard error over folds and the
+#' chosen setting circled; `which = "fit"` gives the refitted model's plot
+#' instead.
+#'
+#' @param x,object A `cv_gpr_loo` or `cv_sgd_robust` result.
+#' @param which `"cv"` (the cross-validation curve) or `"fit"` (the refitted
+#'   model's `plot()` / `autoplot()`).
+#' @param ... For `plot()`: graphical parameters (they override the
+#'   defaults); for the others, passed to the refitted model's method.
+#' @return `plot()` returns the plotted values invisibly, `autoplot()` a
+#'   ggplot object; the others as for the refitted model.
+#' @name cv-methods
+#' @examples
+#' set.seed(1)
+#' d <- sim_tang1d()
+#' cv <- cv_gpr_loo(d$data["x"], d$data$y, lambda = c(0, 3), folds = 4, restarts = 2)
+#' plot(cv)
+#' tidy(cv)
+NULL
+
+#' @rdname cv-methods
+#' @export
+plot.noisylabels_cv <- function(x, which = c("cv", "fit"), ...) {
+  which <- match_arg(which)
+  if (which == "fit") return(plot(x$fit, ...))
+  plot_cv(x, ...)
+}
+
+#' @rdname cv-methods
+#' @exportS3Method ggplot2::autoplot
+autoplot.noisylabels_cv <- function(object, which = c("cv", "fit"), ...) {
+  which <- match_arg(which)
+  if (which == "fit") return(ggplot2::autoplot(object$fit, ...))
+  autoplot_cv(object)
+}
+
+#' @rdname cv-methods
+#' @export
+predict.noisylabels_cv <- function(object, ...) predict(object$fit, ...)
+
+#' @rdname cv-methods
+#' @export
+fitted.noisylabels_cv <- function(object, ...) fitted(object$fit, ...)
+
+#' @rdname cv-methods
+#' @export
+noise_scores.noisylabels_cv <- function(object, ...) noise_scores(object$fit, ...)
+
+#' @rdname cv-methods
+#' @export
+label_issues.noisylabels_cv <- function(object, ...) label_issues(object$fit, ...)
+
+#' @rdname cv-methods
+#' @export
+tidy.noisylabels_cv <- function(x, ...) cbind(x$results, chosen = cv_chosen(x))
+
 # Held-out error against a cross-validation grid: one line per group (the
 # ramp parameter s of cv_sgd_robust(); a single group for cv_gpr_loo()), bars
 # of one standard error, the chosen setting circled. The grid is plotted at

@@ -443,19 +443,20 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
 #'
 #' @inheritParams sgd_robust
 #' @param x A numeric matrix, data frame of numeric columns or sparse
-#'   matrix (with `y`), or a formula `label ~ predictors` (with `data`); for
-#'   `plot()`, a `cv_sgd_robust` result.
+#'   matrix (with `y`), or a formula `label ~ predictors` (with `data`).
 #' @param lambda Candidate penalties.
 #' @param s Candidate ramp parameters (ignored for other losses).
 #' @param folds Number of folds.
 #' @param ... Further arguments of [sgd_robust()] (e.g. `method`, `epochs`,
 #'   `eta`). The formula method passes them, with the grid, to the default
 #'   method.
-#' @return An object of class `cv_sgd_robust`: `results` (data frame of
+#' @return An object of class `cv_sgd_robust` (and `noisylabels_cv`, see
+#'   [cv-methods]): `results` (data frame of
 #'   lambda, s, mean_error, sd_error, failed fits), `best` (list of lambda and
 #'   s), `fit` (the refitted `sgd_robust` model), `folds` (fold of each row).
 #'   `predict()`, `coef()`, `fitted()`, `noise_scores()` and `label_issues()`
-#'   use `fit`; `plot()` shows the cross-validation curve; `tidy()` returns
+#'   use `fit`; `plot()` and `autoplot()` show the cross-validation curve (or,
+#'   with `which = "fit"`, the refitted model); `tidy()` returns
 #'   `results` with a `chosen` column, `glance()` one row (`n`, `folds`,
 #'   `loss`, `lambda`, `s`, `mean_error`, `failed`).
 #' @examples
@@ -530,7 +531,7 @@ cv_sgd_robust.default <- function(x, y, loss = c("smooth_ramp", "gompertz", "hin
   best <- list(lambda = cand$lambda[1], s = cand$s[1])
   fit <- sgd_robust.default(x, y, loss = loss, lambda = best$lambda, s = best$s, seed = seed, ...)
   structure(list(results = grid, best = best, fit = fit, folds = fold_id, loss = loss, call = call),
-            class = "cv_sgd_robust")
+            class = c("cv_sgd_robust", "noisylabels_cv"))
 }
 
 #' @export
@@ -544,16 +545,7 @@ print.cv_sgd_robust <- function(x, ...) {
 }
 
 #' @export
-predict.cv_sgd_robust <- function(object, ...) predict(object$fit, ...)
-
-#' @export
 coef.cv_sgd_robust <- function(object, ...) coef(object$fit)
-
-#' @export
-fitted.cv_sgd_robust <- function(object, ...) fitted(object$fit, ...)
-
-#' @export
-tidy.cv_sgd_robust <- function(x, ...) cbind(x$results, chosen = cv_chosen(x))
 
 #' @export
 glance.cv_sgd_robust <- function(x, ...) {
@@ -562,29 +554,3 @@ glance.cv_sgd_robust <- function(x, ...) {
              s = x$best$s, mean_error = r$mean_error, failed = sum(x$results$failed))
 }
 
-#' @export
-noise_scores.cv_sgd_robust <- function(object, ...) noise_scores(object$fit, ...)
-
-#' @export
-label_issues.cv_sgd_robust <- function(object, ...) label_issues(object$fit, ...)
-
-#' @rdname cv_sgd_robust
-#' @param which For `plot()`: `"cv"`, the held-out error against `lambda`
-#'   (one line per `s`) with bars of one standard error over folds and the
-#'   choice circled; or `"fit"`, the refitted model's training trace
-#'   ([plot.sgd_robust()]).
-#' @export
-plot.cv_sgd_robust <- function(x, which = c("cv", "fit"), ...) {
-  which <- match_arg(which)
-  if (which == "fit") return(plot(x$fit, ...))
-  plot_cv(x, ...)
-}
-
-#' @rdname cv_sgd_robust
-#' @param object A `cv_sgd_robust` result (for `autoplot()`).
-#' @exportS3Method ggplot2::autoplot
-autoplot.cv_sgd_robust <- function(object, which = c("cv", "fit"), ...) {
-  which <- match_arg(which)
-  if (which == "fit") return(ggplot2::autoplot(object$fit, ...))
-  autoplot_cv(object)
-}
