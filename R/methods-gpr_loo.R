@@ -104,6 +104,10 @@ print.gpr_loo <- function(x, ...) {
   cli::cat_line(sprintf("  kernel: %s; %s%s", x$kernel$type,
                         paste(sprintf("%s = %s", names(coef(x)), format(signif(coef(x), 4))), collapse = ", "),
                         if (identical(x$kernel_fit, "uniform")) " (learned under uniform noise)" else ""))
+  if (identical(x$penalty, "lp")) {
+    cli::cat_line(sprintf("  penalty: lambda = %s, p = %s%s", format(signif(x$lambda, 4)), format(x$p),
+                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the uniform model)" else ""))
+  }
   cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
                         x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
   cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d factorisations (solver: %s)",

@@ -10,7 +10,8 @@ library(noisylabels)
 
 table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
                         restarts = 1, control = gpr_loo_control(max_outer = 15),
-                        refit_kernel = c("per_fold", "per_cell"), two_stage = FALSE) {
+                        refit_kernel = c("per_fold", "per_cell"), two_stage = FALSE,
+                        auto_penalty = FALSE) {
   # refit_kernel = "per_cell" learns each model's kernel hyperparameters once
   # on all (noisy) labels of the cell and keeps them fixed in the folds, where
   # only sigma is refitted: about 10x cheaper, used for the larger data sets.
@@ -24,6 +25,9 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
   # so the other models' numbers are unchanged).
   models <- c(plain = "none", basic = "uniform", full = "full")
   if (two_stage) models <- c(models, full_uniform = "full")
+  # auto_penalty = TRUE adds the two-stage model with penalty = "lp",
+  # lambda = "auto" (exponential prior with the Basic model's level as mean).
+  if (auto_penalty) models <- c(models, full_auto = "full")
   kernels <- lapply(models, function(noise) kernel)
   if (refit_kernel == "per_cell") {
     kernels <- lapply(models[c("plain", "basic", "full")], function(noise) {
@@ -32,6 +36,7 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
                                control = control))$kernel
     })
     if (two_stage) kernels$full_uniform <- kernels$basic
+    if (auto_penalty) kernels$full_auto <- kernels$basic
   }
   fold <- sample(rep_len(seq_len(folds), length(y)))
   mae <- stats::setNames(numeric(length(models)), names(models))
@@ -39,10 +44,13 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
     tr <- fold != k
     for (m in names(mae)) {
       per_fold <- refit_kernel == "per_fold"
+      two <- m %in% c("full_uniform", "full_auto")
       f <- suppressWarnings(gpr_loo(x[tr, , drop = FALSE], cl$y[tr], kernel = kernels[[m]],
                                     noise = models[[m]], restarts = restarts, control = control,
                                     learn_kernel = per_fold,
-                                    kernel_fit = if (m == "full_uniform" && per_fold) "uniform" else "joint"))
+                                    kernel_fit = if (two && per_fold) "uniform" else "joint",
+                                    penalty = if (m == "full_auto") "lp" else "none",
+                                    lambda = if (m == "full_auto") "auto" else 0))
       mae[m] <- mae[m] + sum(abs(predict(f, x[!tr, , drop = FALSE]) - y[!tr]))
     }
   }
@@ -50,7 +58,8 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
              p_at_70 = dm$precision_at_70, p_at_95 = dm$precision_at_95,
              mae_plain = mae[["plain"]] / length(y), mae_basic = mae[["basic"]] / length(y),
              mae_full = mae[["full"]] / length(y),
-             mae_full_uniform = if (two_stage) mae[["full_uniform"]] / length(y) else NA_real_)
+             mae_full_uniform = if (two_stage) mae[["full_uniform"]] / length(y) else NA_real_,
+             mae_full_auto = if (auto_penalty) mae[["full_auto"]] / length(y) else NA_real_)
 }
 
 # Coulomb-matrix eigenvalue descriptor for QM7 (Rupp et al. 2012), with an
