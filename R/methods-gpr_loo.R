@@ -128,7 +128,9 @@ summary.gpr_loo <- function(object, ...) {
     top = utils::head(as.data.frame(unclass(li)), 5), n_flagged = sum(li$flagged),
     converged = object$converged, outer_iterations = object$outer_iterations,
     sweeps = object$sweeps, factorizations = object$factorizations,
-    fallbacks = object$fallbacks, jitter = object$jitter
+    fallbacks = object$fallbacks, jitter = object$jitter,
+    kernel_fit = object$kernel_fit, penalty = object$penalty, lambda = object$lambda,
+    p = object$p, lambda_rule = object$lambda_rule
   ), class = "summary.gpr_loo")
 }
 
@@ -136,7 +138,12 @@ summary.gpr_loo <- function(object, ...) {
 print.summary.gpr_loo <- function(x, ...) {
   cli::cat_line("GP regression with per-label noise (Tang, Zhu & de Jong)")
   cli::cat_line(sprintf("n = %d, noise model: %s, solver: %s", x$n, x$noise, x$solver))
-  cli::cat_line("\nKernel hyperparameters:")
+  if (identical(x$penalty, "lp")) {
+    cli::cat_line(sprintf("Penalty: lambda = %s, p = %s%s", format(signif(x$lambda, 4)), format(x$p),
+                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the uniform model)" else ""))
+  }
+  cli::cat_line(if (identical(x$kernel_fit, "uniform")) "\nKernel hyperparameters (learned under uniform noise):"
+                else "\nKernel hyperparameters:")
   print(x$kernel, row.names = FALSE, digits = 4)
   cli::cat_line(sprintf("\nLog-likelihood: %.6g   homoscedastic noise level: %.4g", x$loglik, x$noise_level))
   cli::cat_line("Noise variance quantiles:")
@@ -160,7 +167,7 @@ tidy.gpr_loo <- function(x, ...) {
 #' @export
 glance.gpr_loo <- function(x, ...) {
   data.frame(nobs = length(x$y), logLik = x$loglik, AIC = stats::AIC(logLik(x)),
-             noise = x$noise, noise_level = x$noise_level, n_flagged = sum(gpr_loo_flags(x)),
+             noise = x$noise, lambda = x$lambda, noise_level = x$noise_level, n_flagged = sum(gpr_loo_flags(x)),
              converged = x$converged, rounds = x$outer_iterations, sweeps = x$sweeps,
              factorizations = x$factorizations, jitter = x$jitter, stringsAsFactors = FALSE)
 }

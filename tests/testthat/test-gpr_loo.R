@@ -212,6 +212,8 @@ test_that("lambda = 'auto' is the exponential prior with the uniform model's lev
     expect_identical(auto$factorizations, basic$factorizations + fixed$factorizations)
   }
   expect_output(print(auto), "prior mean from the uniform model")
+  expect_output(print(summary(auto)), "Penalty: lambda = .*prior mean from the uniform model")
+  expect_equal(glance(auto)$lambda, auto$lambda)
   set.seed(1)
   a2 <- gpr_loo(x, y, kernel_fit = "uniform", penalty = "lp", lambda = "auto", p = 2, restarts = 3)
   expect_equal(a2$lambda, 2 / (basic$noise_var[1] / var(y))^2)
