@@ -106,7 +106,7 @@ print.gpr_loo <- function(x, ...) {
                         if (identical(x$kernel_fit, "uniform")) " (learned under uniform noise)" else ""))
   if (identical(x$penalty, "lp")) {
     cli::cat_line(sprintf("  penalty: lambda = %s, p = %s%s", format(signif(x$lambda, 4)), format(x$p),
-                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the uniform model)" else ""))
+                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the unpenalised fit)" else ""))
   }
   cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
                         x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
@@ -140,7 +140,7 @@ print.summary.gpr_loo <- function(x, ...) {
   cli::cat_line(sprintf("n = %d, noise model: %s, solver: %s", x$n, x$noise, x$solver))
   if (identical(x$penalty, "lp")) {
     cli::cat_line(sprintf("Penalty: lambda = %s, p = %s%s", format(signif(x$lambda, 4)), format(x$p),
-                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the uniform model)" else ""))
+                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the unpenalised fit)" else ""))
   }
   cli::cat_line(if (identical(x$kernel_fit, "uniform")) "\nKernel hyperparameters (learned under uniform noise):"
                 else "\nKernel hyperparameters:")

@@ -26,8 +26,10 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
   models <- c(plain = "none", basic = "uniform", full = "full")
   if (two_stage) models <- c(models, full_uniform = "full")
   # auto_penalty = TRUE adds the two-stage model with penalty = "lp",
-  # lambda = "auto" (exponential prior with the Basic model's level as mean).
-  if (auto_penalty) models <- c(models, full_auto = "full")
+  # lambda = "auto" (exponential prior whose mean is the unpenalised fit's
+  # mean variance, full_auto)
+  # and the joint model's kernel with that penalty (full_joint_auto).
+  if (auto_penalty) models <- c(models, full_auto = "full", full_joint_auto = "full")
   kernels <- lapply(models, function(noise) kernel)
   if (refit_kernel == "per_cell") {
     kernels <- lapply(models[c("plain", "basic", "full")], function(noise) {
@@ -36,7 +38,10 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
                                control = control))$kernel
     })
     if (two_stage) kernels$full_uniform <- kernels$basic
-    if (auto_penalty) kernels$full_auto <- kernels$basic
+    if (auto_penalty) {
+      kernels$full_auto <- kernels$basic
+      kernels$full_joint_auto <- fit$kernel
+    }
   }
   fold <- sample(rep_len(seq_len(folds), length(y)))
   mae <- stats::setNames(numeric(length(models)), names(models))
@@ -45,12 +50,13 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
     for (m in names(mae)) {
       per_fold <- refit_kernel == "per_fold"
       two <- m %in% c("full_uniform", "full_auto")
+      auto <- m %in% c("full_auto", "full_joint_auto")
       f <- suppressWarnings(gpr_loo(x[tr, , drop = FALSE], cl$y[tr], kernel = kernels[[m]],
                                     noise = models[[m]], restarts = restarts, control = control,
                                     learn_kernel = per_fold,
                                     kernel_fit = if (two && per_fold) "uniform" else "joint",
-                                    penalty = if (m == "full_auto") "lp" else "none",
-                                    lambda = if (m == "full_auto") "auto" else 0))
+                                    penalty = if (auto) "lp" else "none",
+                                    lambda = if (auto) "auto" else 0))
       mae[m] <- mae[m] + sum(abs(predict(f, x[!tr, , drop = FALSE]) - y[!tr]))
     }
   }
@@ -59,7 +65,8 @@ table1_cell <- function(x, y, rate, level, folds = 5, kernel = gp_kernel("rbf"),
              mae_plain = mae[["plain"]] / length(y), mae_basic = mae[["basic"]] / length(y),
              mae_full = mae[["full"]] / length(y),
              mae_full_uniform = if (two_stage) mae[["full_uniform"]] / length(y) else NA_real_,
-             mae_full_auto = if (auto_penalty) mae[["full_auto"]] / length(y) else NA_real_)
+             mae_full_auto = if (auto_penalty) mae[["full_auto"]] / length(y) else NA_real_,
+             mae_full_joint_auto = if (auto_penalty) mae[["full_joint_auto"]] / length(y) else NA_real_)
 }
 
 # Coulomb-matrix eigenvalue descriptor for QM7 (Rupp et al. 2012), with an

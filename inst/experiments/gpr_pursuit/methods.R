@@ -14,7 +14,7 @@ fit_all <- function(x, y, xt, yt, is_corrupted, methods = NULL) {
   if (is.null(methods) && nzchar(env)) methods <- strsplit(env, ",")[[1]]
   methods <- methods %||% c("rrp_backward", "rrp_forward", "standard", "winsorize",
                             "yeo_johnson", "trimmed", "trimmed_mll",
-                            if (has_gpr_loo()) "gpr_loo")
+                            if (has_gpr_loo()) c("gpr_loo", "gpr_loo_auto", "gpr_loo_2s_auto"))
   out <- list()
   for (m in methods) {
     t0 <- sum(proc.time()[c("user.self", "sys.self")])
@@ -25,9 +25,14 @@ fit_all <- function(x, y, xt, yt, is_corrupted, methods = NULL) {
         flagged <- fit$support
         p <- predict(fit, xt, se.fit = TRUE)
         ll <- predictive_loglik(fit, xt, yt)
-      } else if (m == "gpr_loo") {
+      } else if (m %in% c("gpr_loo", "gpr_loo_auto", "gpr_loo_2s_auto")) {
         gl <- get("gpr_loo", envir = asNamespace("noisylabels"))
-        fit <- suppressWarnings(gl(x, y, kernel = gp_kernel("rbf", ard = TRUE)))  # same kernel family as gpr_pursuit
+        # same kernel family as gpr_pursuit; "gpr_loo_auto" adds the penalty
+        # with lambda = "auto", "gpr_loo_2s_auto" also kernel_fit = "uniform"
+        args <- switch(m, gpr_loo = list(),
+                       gpr_loo_auto = list(penalty = "lp", lambda = "auto"),
+                       gpr_loo_2s_auto = list(kernel_fit = "uniform", penalty = "lp", lambda = "auto"))
+        fit <- suppressWarnings(do.call(gl, c(list(x, y, kernel = gp_kernel("rbf", ard = TRUE)), args)))
         p <- predict(fit, xt, se.fit = TRUE)
         if (!is.data.frame(p) && is.list(p)) p <- as.data.frame(p)
         sdv <- p$se.obs %||% p$se.fit  # predictive sd of a new observation
