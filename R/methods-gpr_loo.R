@@ -104,10 +104,7 @@ print.gpr_loo <- function(x, ...) {
   cli::cat_line(sprintf("  kernel: %s; %s%s", x$kernel$type,
                         paste(sprintf("%s = %s", names(coef(x)), format(signif(coef(x), 4))), collapse = ", "),
                         if (identical(x$kernel_fit, "uniform")) " (learned under uniform noise)" else ""))
-  if (identical(x$penalty, "lp")) {
-    cli::cat_line(sprintf("  penalty: lambda = %s, p = %s%s", format(signif(x$lambda, 4)), format(x$p),
-                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the unpenalised fit)" else ""))
-  }
+  if (identical(x$penalty, "lp")) cli::cat_line("  penalty: ", gpr_loo_penalty_text(x))
   cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
                         x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
   cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d factorisations (solver: %s)",
@@ -138,10 +135,7 @@ summary.gpr_loo <- function(object, ...) {
 print.summary.gpr_loo <- function(x, ...) {
   cli::cat_line("GP regression with per-label noise (Tang, Zhu & de Jong)")
   cli::cat_line(sprintf("n = %d, noise model: %s, solver: %s", x$n, x$noise, x$solver))
-  if (identical(x$penalty, "lp")) {
-    cli::cat_line(sprintf("Penalty: lambda = %s, p = %s%s", format(signif(x$lambda, 4)), format(x$p),
-                          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the unpenalised fit)" else ""))
-  }
+  if (identical(x$penalty, "lp")) cli::cat_line("Penalty: ", gpr_loo_penalty_text(x))
   cli::cat_line(if (identical(x$kernel_fit, "uniform")) "\nKernel hyperparameters (learned under uniform noise):"
                 else "\nKernel hyperparameters:")
   print(x$kernel, row.names = FALSE, digits = 4)
@@ -244,4 +238,10 @@ autoplot.gpr_loo <- function(object, ...) {
       ggplot2::scale_colour_manual(values = c(`FALSE` = "grey30", `TRUE` = "firebrick")) +
       ggplot2::labs(x = "label rank", y = "noise variance", colour = "flagged")
   }
+}
+
+# The penalty as print() and summary() show it (fit or summary object).
+gpr_loo_penalty_text <- function(x) {
+  sprintf("lambda = %s, p = %s%s", format(signif(x$lambda, 4)), format(x$p),
+          if (identical(x$lambda_rule, "auto")) " (\"auto\": prior mean from the unpenalised fit)" else "")
 }
