@@ -13,9 +13,10 @@ DEB_SYS="pandoc qpdf cmake libbenchmark-dev libopenblas0-pthread make g++ bzip2 
 DEB_R="r-cran-rcpp r-cran-rcppeigen r-cran-cli r-cran-generics r-cran-matrix \
 r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-testthat \
 r-cran-kernlab r-cran-mclust r-cran-glmnet r-cran-future r-cran-future.apply \
-r-cran-mass r-cran-mlbench r-cran-bench r-cran-pkgbuild"
+r-cran-mass r-cran-mlbench r-cran-bench r-cran-pkgbuild \
+r-cran-ranger r-cran-rann r-cran-progressr r-cran-pkgdown"
 # R packages only on CRAN.
-CRAN_R="LiblineaR hetGP"
+CRAN_R="LiblineaR hetGP GpGp"
 
 missing=""
 for p in $DEB_SYS $DEB_R; do
