@@ -36,8 +36,13 @@ predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit
   xnew <- gp_newdata_matrix(object, newdata)
   noise_std <- pmax(object$noise_var / object$y_scale^2, object$control$sigma_floor)
   ys <- (object$y - object$y_center) / object$y_scale
+  nn_new <- NULL
+  if (identical(object$approx, "vecchia")) {
+    nn_new <- vecchia_new_neighbors(object$x, xnew, object$kernel, object$neighbors)
+  }
   pr <- call_core(.gp_predict(object$x, ys, kernel_spec(object$kernel), noise_std, xnew,
-                              isTRUE(se.fit), object$control$jitter, object$control$backend))
+                              isTRUE(se.fit), object$control$jitter, object$control$backend,
+                              nn_new, object$threads %||% 1L))
   fit <- object$y_center + object$y_scale * pr$mean
   if (!isTRUE(se.fit)) return(fit)
   se_f <- sqrt(pr$var) * object$y_scale
@@ -95,6 +100,14 @@ label_issues.gpr_loo <- function(object, alpha = 0.01, threshold = NULL, ...) {
                    chisq = object$flag_statistic)
 }
 
+# One line on the covariance backend a GP fit used (print and summary).
+gp_approx_text <- function(x) {
+  if (!identical(x$approx, "vecchia")) return("exact (dense Cholesky)")
+  sprintf("Vecchia approximation, %d neighbours, %d thread%s%s", x$neighbors, x$threads,
+          if (x$threads == 1) "" else "s",
+          if (isTRUE(x$vecchia_pilot > 0)) sprintf("; kernel learned on a dense pilot of %d labels", x$vecchia_pilot) else "")
+}
+
 #' @rdname gpr_loo-methods
 #' @export
 print.gpr_loo <- function(x, ...) {
@@ -105,6 +118,7 @@ print.gpr_loo <- function(x, ...) {
                         paste(sprintf("%s = %s", names(coef(x)), format(signif(coef(x), 4))), collapse = ", "),
                         if (identical(x$kernel_fit, "uniform")) " (learned under uniform noise)" else ""))
   if (identical(x$penalty, "lp")) cli::cat_line("  penalty: ", gpr_loo_penalty_text(x))
+  cli::cat_line("  covariance: ", gp_approx_text(x))
   cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
                         x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
   cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d factorisations (solver: %s)",
@@ -127,7 +141,7 @@ summary.gpr_loo <- function(object, ...) {
     sweeps = object$sweeps, factorizations = object$factorizations,
     fallbacks = object$fallbacks, jitter = object$jitter,
     kernel_fit = object$kernel_fit, penalty = object$penalty, lambda = object$lambda,
-    p = object$p, lambda_rule = object$lambda_rule
+    p = object$p, lambda_rule = object$lambda_rule, approx_text = gp_approx_text(object)
   ), class = "summary.gpr_loo")
 }
 
@@ -135,6 +149,7 @@ summary.gpr_loo <- function(object, ...) {
 print.summary.gpr_loo <- function(x, ...) {
   cli::cat_line("GP regression with per-label noise (Tang, Zhu & de Jong)")
   cli::cat_line(sprintf("n = %d, noise model: %s, solver: %s", x$n, x$noise, x$solver))
+  if (!is.null(x$approx_text)) cli::cat_line("Covariance: ", x$approx_text)
   if (identical(x$penalty, "lp")) cli::cat_line("Penalty: ", gpr_loo_penalty_text(x))
   cli::cat_line(if (identical(x$kernel_fit, "uniform")) "\nKernel hyperparameters (learned under uniform noise):"
                 else "\nKernel hyperparameters:")
@@ -163,7 +178,8 @@ glance.gpr_loo <- function(x, ...) {
   data.frame(nobs = length(x$y), logLik = x$loglik, AIC = stats::AIC(logLik(x)),
              noise = x$noise, lambda = x$lambda, noise_level = x$noise_level, n_flagged = sum(gpr_loo_flags(x)),
              converged = x$converged, rounds = x$outer_iterations, sweeps = x$sweeps,
-             factorizations = x$factorizations, jitter = x$jitter, stringsAsFactors = FALSE)
+             factorizations = x$factorizations, jitter = x$jitter,
+             approx = x$approx %||% "dense", stringsAsFactors = FALSE)
 }
 
 #' @rdname gpr_loo-methods

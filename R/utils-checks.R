@@ -160,12 +160,17 @@ check_y_numeric <- function(y, n, arg = "y", call = parent.frame()) {
 # Refuse n x n problems that cannot fit in memory, before allocating anything.
 # `copies` is how many n x n double matrices the solver holds at once.
 check_dense_memory <- function(n, copies = 3, limit_gb = getOption("noisylabels.max_gb", 8),
-                               call = parent.frame()) {
+                               call = parent.frame(), vecchia = FALSE) {
   need <- copies * 8 * as.double(n)^2 / 2^30
   if (need > limit_gb) {
+    way_out <- if (vecchia) {
+      "Use {.code approx = \"vecchia\"} (O(n m) memory), subsample, or raise the option if the machine has the memory."
+    } else {
+      "Subsample the data or raise the option if the machine has the memory."
+    }
     abort_input(c("n = {n} needs about {format(need, digits = 3)} GB for its {copies} dense {n} x {n} matrices.",
                   "i" = "The limit is {limit_gb} GB (option {.code noisylabels.max_gb}).",
-                  "i" = "Subsample the data or raise the option if the machine has the memory."),
+                  "i" = way_out),
                 class = "noisylabels_error_memory", call = call)
   }
   invisible(need)

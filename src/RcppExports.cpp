@@ -227,8 +227,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_predict_cpp
-Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise, const MapMat xnew, bool want_var, double jitter, std::string backend);
-RcppExport SEXP _noisylabels_gp_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP xnewSEXP, SEXP want_varSEXP, SEXP jitterSEXP, SEXP backendSEXP) {
+Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise, const MapMat xnew, bool want_var, double jitter, std::string backend, Rcpp::Nullable<Rcpp::IntegerMatrix> new_neighbors, int threads);
+RcppExport SEXP _noisylabels_gp_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP xnewSEXP, SEXP want_varSEXP, SEXP jitterSEXP, SEXP backendSEXP, SEXP new_neighborsSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -240,7 +240,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type want_var(want_varSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
     Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_predict_cpp(x, y, spec, noise, xnew, want_var, jitter, backend));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerMatrix> >::type new_neighbors(new_neighborsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_predict_cpp(x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -628,7 +630,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
     {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
-    {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 8},
+    {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 10},
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 10},
     {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},

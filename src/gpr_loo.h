@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "covariance.h"
 #include "kernels.h"
 #include "linalg.h"
 #include "monitor.h"
@@ -35,13 +36,23 @@ struct GprLooOptions {
   double tol_outer = 1e-8;    // relative J change that ends the alternation
   bool learn_hyper = true;
   JitterPolicy jitter;
+  // Covariance backend: empty = dense; otherwise the Vecchia conditioning
+  // sets (n x m, 0-based, -1 padded; see covariance.h) and its threads.
+  Eigen::MatrixXi neighbors;
+  int threads = 1;
+  // Alternating rounds every start gets before only the best is continued
+  // (0: every start runs to the end).
+  int screen_rounds = 1;
+  // Sweep tolerance of a round tied to how far its theta step moved J.
+  bool adaptive_sweeps = true;
 };
 
-// State of one evaluation of C = K + diag(sigma) at the current point.
+// State of one evaluation of C = K + diag(sigma) at the current point, from
+// the covariance operator (Vecchia: Q y and diag(Q) for the approximate model).
 struct GprLooEval {
-  Cholesky chol;
   VectorXd alpha;        // C^{-1} y
   VectorXd inv_diag;     // diag(C^{-1})
+  VectorXd grad_neg;     // dJ/dsigma_i = (inv_diag_i - grad_neg_i) / 2 + penalty
   double objective = 0;  // J
 };
 
@@ -72,27 +83,33 @@ class GprLoo {
   // sigma and its evaluation, guaranteeing J does not increase.
   void sweep(VectorXd& sigma, GprLooEval& eval);
   // Sweeps until the relative change of J is below tol_sweep or max_sweeps.
-  void fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps);
+  // Box L-BFGS on log sigma (the Vecchia backend's sigma step).
+  void fit_sigma_quasi_newton(VectorXd& sigma, GprLooEval& eval, int max_iter, double tol);
+  // `tol` < 0 means opt.tol_sweep.
+  void fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps, double tol = -1);
   // theta step by box L-BFGS with sigma fixed; returns the new evaluation.
   GprLooEval fit_hyper(const VectorXd& sigma, const VectorXd& lower, const VectorXd& upper);
   // J and its gradient in the log kernel hyperparameters `lp` at fixed sigma:
   // one factorization, one dpotri and one kernel-gradient pass. Sets theta.
   double objective_and_gradient(const VectorXd& lp, const VectorXd& sigma, VectorXd& grad);
-  // Gradient of J w.r.t. the log kernel hyperparameters at `eval`.
-  VectorXd hyper_gradient(const GprLooEval& eval) const;
 
-  // Alternating fit from one start.
+  // Resumable alternating fit: start() evaluates the first point, run() does
+  // up to `rounds` more rounds (stopping early on convergence), result()
+  // reports the current state.
+  void start(const VectorXd& sigma0, const VectorXd& log_par0);
+  void run(int rounds, const VectorXd& lower, const VectorXd& upper, Monitor& monitor);
+  GprLooResult result() const;
+  double objective() const { return eval_.objective; }
+  // Alternating fit from one start: start() + run(max_outer) + result().
   GprLooResult fit(const VectorXd& sigma0, const VectorXd& log_par0, const VectorXd& lower,
                    const VectorXd& upper, Monitor& monitor);
 
-  const Kernel& kernel() const { return kernel_; }
-  // Sets theta; the kernel matrix is rebuilt when a sweep next needs it.
-  void set_log_par(const VectorXd& p) {
-    kernel_.set_log_par(p);
-    kernel_matrix_.resize(0, 0);
-  }
-  int factorizations() const { return factorizations_; }
-  double max_jitter() const { return max_jitter_; }
+  const Kernel& kernel() const { return cov_->kernel(); }
+  // Sets theta; the operator rebuilds what depends on it when next asked.
+  void set_log_par(const VectorXd& p) { cov_->set_log_par(p); }
+  int factorizations() const { return cov_->factorizations(); }
+  double max_jitter() const { return cov_->max_jitter(); }
+  CovarianceOperator& covariance() { return *cov_; }
   const std::vector<double>& trace() const { return trace_; }
 
  private:
@@ -100,12 +117,14 @@ class GprLoo {
   void record(double j);
   const MatrixXd& x_;
   const VectorXd& y_;
-  Kernel kernel_;
   GprLooOptions opt_;
-  MatrixXd kernel_matrix_;  // K(theta), empty until evaluate() needs it
-  int factorizations_ = 0;
+  std::unique_ptr<CovarianceOperator> cov_;
   int fallbacks_ = 0;
-  double max_jitter_ = 0;
+  VectorXd sigma_;     // state of start()/run()
+  GprLooEval eval_;
+  int outer_ = 0;
+  bool converged_ = false;
+  bool qn_converged_ = false;  // last quasi-Newton sigma step met its tolerances
   std::vector<double> trace_;
   std::vector<int> trace_fact_;
 };
@@ -116,11 +135,6 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
                          const MatrixXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
                          const VectorXd& upper, const GprLooOptions& options, Monitor& monitor);
 
-// Posterior of f at new inputs: mean and variance (no observation noise).
-struct GpPrediction {
-  VectorXd mean;
-  VectorXd var;
-};
 // Homoscedastic noise level of the clean labels, for the flag rule of
 // label_issues() (see ?gpr_loo, "Noise scores and flags"). The fitted
 // per-label variances can make the LOO residuals of clean labels too small
@@ -140,8 +154,5 @@ struct CleanLevel {
 };
 CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
                                const VectorXd& sigma, const GprLooOptions& options);
-
-GpPrediction gp_predict(const MatrixXd& x, const VectorXd& alpha, const Cholesky& chol,
-                        const Kernel& kernel, const MatrixXd& xnew, bool want_var);
 
 }  // namespace noisylabels

@@ -161,6 +161,15 @@ double Kernel::pair(const double* a, const double* b, double* dk) const {
   return k;
 }
 
+double Kernel::pair_gradient(const double* a, const double* b, double* dk, bool same) const {
+  double v = pair(a, b, dk);
+  if (same && type_ == KernelType::Mixed) {
+    v += nugget_;
+    if (dk) dk[2] += nugget_;
+  }
+  return v;
+}
+
 MatrixXd Kernel::scaled(const MatrixXd& x) const {
   MatrixXd u = x;
   for (int m = 0; m < dim_; ++m) u.col(m) /= length_scale(m);

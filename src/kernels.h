@@ -59,6 +59,11 @@ class Kernel {
   // without forming W. Stationary kernels visit the lower triangle in column
   // blocks and never hold an n x n temporary.
   VectorXd gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& m_lower) const;
+  // k(a, b) for two points of dim() contiguous values, and, if dk is given,
+  // its n_par() log-parameter derivatives; `same` marks a diagonal entry of a
+  // Gram matrix (adds the mixed kernel's nugget). For the small conditioning
+  // sets of the Vecchia operator, where blocked GEMMs do not pay.
+  double pair_gradient(const double* a, const double* b, double* dk, bool same) const;
 
  private:
   // Value of k at a pair and (optionally) its log-parameter derivatives.

@@ -26,6 +26,12 @@ GprLooOptions options_from_list(const Rcpp::List& o) {
   opt.learn_hyper = Rcpp::as<bool>(o["learn_hyper"]);
   opt.jitter.base = Rcpp::as<double>(o["jitter"]);
   opt.jitter.backend = backend_from_string(Rcpp::as<std::string>(o["backend"]));
+  if (o.containsElementNamed("neighbors") && !Rf_isNull(o["neighbors"])) {
+    opt.neighbors = Rcpp::as<Eigen::MatrixXi>(o["neighbors"]);
+  }
+  if (o.containsElementNamed("threads")) opt.threads = Rcpp::as<int>(o["threads"]);
+  if (o.containsElementNamed("screen_rounds")) opt.screen_rounds = Rcpp::as<int>(o["screen_rounds"]);
+  if (o.containsElementNamed("adaptive_sweeps")) opt.adaptive_sweeps = Rcpp::as<bool>(o["adaptive_sweeps"]);
   return opt;
 }
 
@@ -77,13 +83,16 @@ Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, con
   GprLooOptions opt = options_from_list(options);
   GprLoo model(xm, ym, kernel_from_list(spec), opt);
   GprLooEval e = model.evaluate(sigma);
-  Eigen::VectorXd grad_sigma = 0.5 * (e.inv_diag.array() - e.alpha.array().square()).matrix();
+  Eigen::VectorXd grad_sigma, grad_theta;
+  model.covariance().nll_gradient(sigma, grad_theta, &grad_sigma);
   if (opt.lambda > 0) grad_sigma.array() += 0.5 * opt.lambda * opt.p * sigma.array().pow(opt.p - 1);
   return Rcpp::List::create(Rcpp::Named("objective") = e.objective,
                             Rcpp::Named("grad_sigma") = grad_sigma,
-                            Rcpp::Named("grad_theta") = model.hyper_gradient(e),
+                            Rcpp::Named("grad_theta") = grad_theta,
                             Rcpp::Named("alpha") = e.alpha,
-                            Rcpp::Named("inverse_diagonal") = e.inv_diag);
+                            Rcpp::Named("inverse_diagonal") = e.inv_diag,
+                            Rcpp::Named("grad_neg") = e.grad_neg,
+                            Rcpp::Named("jitter") = model.max_jitter());
 }
 
 // One hyperparameter-step evaluation (J and its theta gradient): benchmarks.
@@ -125,19 +134,29 @@ Rcpp::List gpr_loo_sweeps_cpp(const MapMat x, const MapVec y, Rcpp::List spec, c
                             Rcpp::Named("factorizations") = fact);
 }
 
-// Posterior mean/variance of f at new inputs given the fitted noise.
+// Posterior mean/variance of f at new inputs given the fitted noise, from the
+// dense operator or (when `neighbors` is given) the Vecchia one, each new
+// point conditioned on its rows of `new_neighbors`.
 // [[Rcpp::export(.gp_predict)]]
 Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise,
-                          const MapMat xnew, bool want_var, double jitter, std::string backend) {
-  Kernel kernel = kernel_from_list(spec);
-  Eigen::MatrixXd c = kernel.gram(x);
-  c.diagonal() += noise;
+                          const MapMat xnew, bool want_var, double jitter, std::string backend,
+                          Rcpp::Nullable<Rcpp::IntegerMatrix> new_neighbors = R_NilValue,
+                          int threads = 1) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd ym = y;
   JitterPolicy policy;
   policy.base = jitter;
   policy.backend = backend_from_string(backend);
-  Cholesky chol(std::move(c), policy);
-  Eigen::VectorXd alpha = chol.solve(Eigen::VectorXd(y));
-  GpPrediction p = gp_predict(x, alpha, chol, kernel, xnew, want_var);
+  Eigen::MatrixXi nn;
+  Eigen::MatrixXi nn_new;
+  if (new_neighbors.isNotNull()) {
+    nn_new = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(new_neighbors.get()));
+    nn = Eigen::MatrixXi::Constant(xm.rows(), 1, -1);  // training sets are not used
+  }
+  std::unique_ptr<CovarianceOperator> cov = make_covariance(xm, ym, kernel_from_list(spec), policy, nn, threads);
+  if (new_neighbors.isNotNull()) static_cast<VecchiaCovariance&>(*cov).set_prediction_neighbors(nn_new);
+  GpPrediction p = cov->predict(noise, xnew, want_var);
   return Rcpp::List::create(Rcpp::Named("mean") = p.mean,
-                            Rcpp::Named("var") = want_var ? Rcpp::wrap(p.var) : R_NilValue);
+                            Rcpp::Named("var") = want_var ? Rcpp::wrap(p.var) : R_NilValue,
+                            Rcpp::Named("jitter") = cov->max_jitter());
 }

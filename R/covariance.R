@@ -1,0 +1,109 @@
+# The covariance-operator layer seen from R (DESIGN.md §7): which backend a GP
+# fit uses, and the Vecchia ordering and conditioning sets it needs. The C++
+# operators live in src/covariance.{h,cpp}.
+
+# Above this many labels approx = "auto" uses Vecchia. Measured with
+# inst/bench/gpr_loo_vecchia/auto_switch.R (d = 5, 10% corrupted labels): the
+# dense default and the Vecchia fit (m = 20) take about the same time near
+# n = 1,500, the dense fit grows as n^3 beyond it, and at n = 3,000 the noise
+# scores of both agree (AUC within 0.01).
+vecchia_auto_n <- 2000L
+
+# Resolve approx / neighbors / threads into list(approx, m, threads).
+resolve_approx <- function(approx, n, neighbors, threads, call = parent.frame()) {
+  approx <- match_arg(approx, c("auto", "dense", "vecchia"), call = call)
+  check_count(neighbors, "neighbors", call = call)
+  check_count(threads, "threads", call = call)
+  if (approx == "auto") approx <- if (n > vecchia_auto_n) "vecchia" else "dense"
+  if (approx == "vecchia" && neighbors >= n - 1L) {
+    cli::cli_inform(c("i" = "{.arg neighbors} = {neighbors} conditions every label on all others (n = {n}): using the exact dense GP."),
+                    class = "noisylabels_message_dense")
+    approx <- "dense"
+  }
+  list(approx = approx, m = as.integer(neighbors), threads = as.integer(threads))
+}
+
+# Inputs in the metric the conditioning sets are chosen in: divided by the
+# kernel's length-scales (stationary kernels), times the square root of the
+# mixed kernel's precisions, or standardised columns (linear kernel).
+vecchia_inputs <- function(x, kernel) {
+  par <- kernel$par
+  d <- ncol(x)
+  if (!is.null(par$lengthscale)) {
+    return(sweep(x, 2, rep_len(par$lengthscale, d), "/"))
+  }
+  if (!is.null(par$precision)) {
+    return(sweep(x, 2, sqrt(rep_len(par$precision, d)), "*"))
+  }
+  s <- apply(x, 2, stats::sd)
+  s[!is.finite(s) | s == 0] <- 1
+  sweep(x, 2, s, "/")
+}
+
+# Ordered nearest neighbours: for point i (in the order of the rows of u), the
+# m nearest among rows 1..i-1, by kd-tree (RANN). Rows are processed in blocks
+# [lo, 2(lo - 1)]: one tree on the rows up to the end of the block, a query of
+# k > m candidates filtered to the earlier rows, and a wider query for the few
+# rows that kept fewer than m. Exact (not a restriction of the candidates), and
+# O(n log n) queries in all. Returns an n x m 0-based matrix, -1 padded.
+ordered_neighbors <- function(u, m) {
+  n <- nrow(u)
+  nn <- matrix(-1L, n, m)
+  if (n < 2L || m < 1L) return(nn)
+  head_n <- min(n, max(4L * m, 64L))
+  for (i in seq_len(head_n)[-1]) {
+    prev <- seq_len(i - 1L)
+    d2 <- colSums((t(u[prev, , drop = FALSE]) - u[i, ])^2)
+    take <- prev[order(d2)][seq_len(min(m, i - 1L))]
+    nn[i, seq_along(take)] <- as.integer(take - 1L)
+  }
+  lo <- head_n + 1L
+  while (lo <= n) {
+    hi <- min(n, 2L * (lo - 1L))
+    rows <- lo:hi
+    k <- min(hi, 2L * m + 2L)
+    pending <- rows
+    while (length(pending)) {
+      idx <- RANN::nn2(u[seq_len(hi), , drop = FALSE], u[pending, , drop = FALSE], k = k)$nn.idx
+      keep <- idx < pending  # recycled down the columns: row r against pending[r]
+      cs <- keep
+      storage.mode(cs) <- "integer"
+      if (k > 1L) for (j in 2:k) cs[, j] <- cs[, j - 1L] + cs[, j]
+      sel <- keep & cs <= m
+      pos <- which(sel, arr.ind = TRUE)
+      # Each selected neighbour goes to its rank among the row's kept ones.
+      nn[cbind(pending[pos[, 1]], cs[pos])] <- as.integer(idx[pos] - 1L)
+      short <- cs[, k] < pmin(m, pending - 1L)
+      if (!any(short) || k >= hi) break
+      pending <- pending[short]
+      k <- min(hi, 4L * k)
+    }
+    lo <- hi + 1L
+  }
+  nn
+}
+
+# The Vecchia set-up of a fit: a random ordering (R's RNG) and the ordered
+# neighbours of every label, as 0-based indices into the original rows.
+vecchia_setup <- function(x, kernel, m) {
+  n <- nrow(x)
+  perm <- sample.int(n)
+  u <- vecchia_inputs(x, kernel)[perm, , drop = FALSE]
+  nn_perm <- ordered_neighbors(u, m)
+  nn <- matrix(-1L, n, m)
+  ok <- nn_perm >= 0L
+  nn_orig <- nn_perm
+  nn_orig[ok] <- as.integer(perm[nn_perm[ok] + 1L] - 1L)
+  nn[perm, ] <- nn_orig
+  list(order = perm, neighbors = nn)
+}
+
+# Conditioning sets of new inputs: their m nearest training points.
+vecchia_new_neighbors <- function(x, xnew, kernel, m) {
+  m <- min(m, nrow(x))
+  u <- vecchia_inputs(x, kernel)
+  v <- vecchia_inputs(xnew, kernel)
+  idx <- RANN::nn2(u, v, k = m)$nn.idx
+  storage.mode(idx) <- "integer"
+  idx - 1L
+}

@@ -1,0 +1,385 @@
+#include "covariance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace noisylabels {
+
+namespace {
+constexpr double kLog2Pi = 1.8378770664093454836;
+}
+
+// ---------------------------------------------------------------------------
+// Dense backend: today's exact numbers (one Cholesky of the n x n C).
+
+CovEval DenseCovariance::evaluate(const VectorXd& s) {
+  if (gram_.size() == 0) gram_ = kernel_.gram(x_);
+  MatrixXd c = gram_;
+  c.diagonal() += s;
+  Cholesky chol;
+  chol.compute(std::move(c), jitter_policy_);
+  ++factorizations_;
+  max_jitter_ = std::max(max_jitter_, chol.jitter());
+  CovEval e;
+  e.alpha = chol.solve(y_);
+  e.inv_diag = chol.inverse_diagonal();
+  e.nll = gaussian_nll(chol, y_, e.alpha);
+  e.grad_neg = e.alpha.array().square();
+  return e;
+}
+
+double DenseCovariance::nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) {
+  // One n x n buffer end to end: K is built in it, factored in place, turned
+  // into C^-1 by dpotri in place, and the gradient reads its lower triangle.
+  MatrixXd c = kernel_.gram(x_);
+  c.diagonal() += s;
+  Cholesky chol;
+  chol.compute_symmetric(std::move(c), jitter_policy_);
+  ++factorizations_;
+  max_jitter_ = std::max(max_jitter_, chol.jitter());
+  const VectorXd alpha = chol.solve(y_);
+  const double nll = gaussian_nll(chol, y_, alpha);
+  const MatrixXd cinv = chol.release_inverse_lower();
+  // W = alpha alpha' - C^-1; d nll / d theta = -1/2 sum W dK/dtheta (DESIGN.md §3).
+  grad_theta = -kernel_.gradient(x_, alpha, cinv);
+  if (grad_s) *grad_s = 0.5 * (cinv.diagonal().array() - alpha.array().square()).matrix();
+  return nll;
+}
+
+GpPrediction DenseCovariance::predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) {
+  MatrixXd c = kernel_.gram(x_);
+  c.diagonal() += s;
+  Cholesky chol(std::move(c), jitter_policy_);
+  ++factorizations_;
+  max_jitter_ = std::max(max_jitter_, chol.jitter());
+  const VectorXd alpha = chol.solve(y_);
+  GpPrediction p;
+  const MatrixXd kx = kernel_.cross(x_, xnew);  // n x n_new
+  p.mean = kx.transpose() * alpha;
+  if (want_var) {
+    const MatrixXd v = chol.factor().triangularView<Eigen::Lower>().solve(kx);
+    p.var = (kernel_.diag(xnew).array() - v.colwise().squaredNorm().transpose().array()).max(0.0);
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Vecchia backend.
+//
+// Derivation (written out in vignettes/gpr-loo.Rmd, "Scaling up"). For point
+// i let S = (N(i), i), Sigma = C_SS, L its lower Cholesky factor, u = L^-1 y_S
+// and r the last row of L^-1 (as a column). Then
+//   y_i - E[y_i | y_N] = u_k L_kk, Var[y_i | y_N] = L_kk^2  (k = |S|, last)
+// and the block's term of the negative log-likelihood is
+//   f_i = u_k^2 / 2 + log L_kk
+//       = 1/2 [y_S' Sigma^-1 y_S - y_N' Sigma_NN^-1 y_N + log|Sigma| - log|Sigma_NN|].
+// Its derivative in anything Sigma depends on is -1/2 tr(W_i dSigma) with
+//   W_i = (a a' - Sigma^-1) - [b b' - Sigma_NN^-1]_embedded,
+//   a = Sigma^-1 y_S, b = Sigma_NN^-1 y_N.
+// L_NN is the leading block of L, so L^-1 restricted to N is L_NN^-1 and
+//   Sigma^-1 - [Sigma_NN^-1] = r r',   a = [b] + u_k r,
+// which gives the O(k^2) form (beta = [b] padded with 0 for i):
+//   W_i = u_k (beta r' + r beta') + (u_k^2 - 1) r r'.
+// The precision of the approximate model is Q = U U' with U's column i equal
+// to r on the rows S, so
+//   (Q y)_j = sum_{i: j in S(i)} r_j u_k,    Q_jj = sum_{i: j in S(i)} r_j^2,
+// and, since dSigma/ds_j = e_j e_j',
+//   d nll / d s_j = -1/2 sum_i W_i[j,j] = 1/2 (Q_jj - g_j),
+//   g_j = sum_{i: j in S(i)} (2 u_k beta_j r_j + u_k^2 r_j^2).
+// With every earlier point conditioned on (m = n - 1), g_j = (Q y)_j^2 and
+// this is the exact-GP gradient; with m < n - 1 it is not, which is why the
+// sweeps check every step on the objective.
+
+VecchiaCovariance::VecchiaCovariance(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
+                                     const JitterPolicy& jitter, const Eigen::MatrixXi& neighbors,
+                                     int threads)
+    : CovarianceOperator(x, y, kernel, jitter), nn_(neighbors), xt_(x.transpose()),
+      threads_(std::max(1, threads)) {
+  const int n = static_cast<int>(x.rows());
+  if (nn_.rows() != n) throw std::invalid_argument("vecchia: neighbour matrix must have one row per point");
+  for (int i = 0; i < n; ++i) {
+    for (int a = 0; a < nn_.cols(); ++a) {
+      const int j = nn_(i, a);
+      if (j < -1 || j >= n || j == i) {
+        throw std::invalid_argument("vecchia: neighbour index out of range or equal to the point itself");
+      }
+    }
+  }
+}
+
+namespace {
+
+// Per-thread work space for one conditioning set.
+struct BlockWork {
+  std::vector<int> idx;
+  MatrixXd xs;     // d x k inputs of the set
+  MatrixXd sigma;  // k x k covariance
+  MatrixXd dk;     // (k(k+1)/2) x p kernel derivatives of the lower triangle
+  VectorXd ys, u, r, beta;
+  std::vector<double> dkp;
+};
+
+// Factor `sigma` in place with the escalating jitter policy; returns the
+// jitter used (0 if none) or a negative number if every attempt failed.
+double factor_block(MatrixXd& sigma, const JitterPolicy& policy, Eigen::LLT<MatrixXd>& llt) {
+  const int k = static_cast<int>(sigma.rows());
+  if (policy.base > 0) sigma.diagonal().array() += policy.base;
+  llt.compute(sigma);
+  if (llt.info() == Eigen::Success) return policy.base;
+  const double mean_diag = sigma.diagonal().mean();
+  double extra = policy.first_relative * std::max(mean_diag, 1e-300);
+  for (int t = 0; t < policy.max_tries; ++t, extra *= policy.growth) {
+    MatrixXd trial = sigma;
+    trial.diagonal().array() += extra;
+    llt.compute(trial);
+    if (llt.info() == Eigen::Success) return policy.base + extra;
+  }
+  (void)k;
+  return -1.0;
+}
+
+}  // namespace
+
+double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_theta,
+                               VectorXd* grad_s) {
+  const int n = this->n();
+  const int m = static_cast<int>(nn_.cols());
+  const int d = static_cast<int>(xt_.rows());
+  const int p = kernel_.n_par();
+  if (s.size() != n) throw std::invalid_argument("vecchia: noise vector has the wrong length");
+  const bool want_scatter = eval != nullptr || grad_s != nullptr;
+  const bool want_theta = grad_theta != nullptr;
+  const int n_threads = threads_;
+  std::vector<double> nll_part(n_threads, 0.0), jitter_part(n_threads, 0.0);
+  std::vector<VectorXd> qy(n_threads), qd(n_threads), gneg(n_threads), gt(n_threads);
+  std::vector<std::string> error(n_threads);
+  const Kernel& kern = kernel_;
+  const JitterPolicy policy = jitter_policy_;
+#pragma omp parallel num_threads(n_threads)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    if (want_scatter) {
+      qy[tid] = VectorXd::Zero(n);
+      qd[tid] = VectorXd::Zero(n);
+      gneg[tid] = VectorXd::Zero(n);
+    }
+    if (want_theta) gt[tid] = VectorXd::Zero(p);
+    BlockWork w;
+    w.idx.reserve(m + 1);
+    w.xs.resize(d, m + 1);
+    w.dkp.resize(p);
+    if (want_theta) w.dk.resize((m + 1) * (m + 2) / 2, p);
+    Eigen::LLT<MatrixXd> llt(m + 1);
+    double nll = 0, max_jit = 0;
+#pragma omp for schedule(static)
+    for (int i = 0; i < n; ++i) {
+      if (!error[tid].empty()) continue;
+      w.idx.clear();
+      for (int a = 0; a < m; ++a) {
+        const int j = nn_(i, a);
+        if (j >= 0) w.idx.push_back(j);
+      }
+      w.idx.push_back(i);
+      const int k = static_cast<int>(w.idx.size());
+      for (int a = 0; a < k; ++a) w.xs.col(a) = xt_.col(w.idx[a]);
+      w.sigma.resize(k, k);
+      int pos = 0;
+      for (int b = 0; b < k; ++b) {
+        for (int a = b; a < k; ++a, ++pos) {
+          double* dk = want_theta ? w.dkp.data() : nullptr;
+          const double v = kern.pair_gradient(w.xs.col(a).data(), w.xs.col(b).data(), dk, a == b);
+          w.sigma(a, b) = v;
+          w.sigma(b, a) = v;
+          if (want_theta) {
+            for (int j = 0; j < p; ++j) w.dk(pos, j) = w.dkp[j];
+          }
+        }
+      }
+      for (int a = 0; a < k; ++a) w.sigma(a, a) += s(w.idx[a]);
+      const double jit = factor_block(w.sigma, policy, llt);
+      if (jit < 0) {
+        error[tid] = "the covariance of conditioning set " + std::to_string(i + 1) +
+                     " is not positive definite even with jitter";
+        continue;
+      }
+      max_jit = std::max(max_jit, jit);
+      const auto lower = llt.matrixL();
+      w.ys.resize(k);
+      for (int a = 0; a < k; ++a) w.ys(a) = y_(w.idx[a]);
+      w.u = lower.solve(w.ys);
+      const double uk = w.u(k - 1);
+      const double lkk = llt.matrixLLT()(k - 1, k - 1);
+      nll += 0.5 * uk * uk + std::log(lkk);
+      if (!want_scatter && !want_theta) continue;
+      // r = last row of L^-1: solve L' r = e_k.
+      w.r = VectorXd::Zero(k);
+      w.r(k - 1) = 1.0;
+      llt.matrixU().solveInPlace(w.r);
+      // beta = [Sigma_NN^-1 y_N ; 0] = [L_NN^-T u_N ; 0].
+      w.beta = VectorXd::Zero(k);
+      if (k > 1) {
+        w.beta.head(k - 1) = w.u.head(k - 1);
+        llt.matrixLLT()
+            .topLeftCorner(k - 1, k - 1)
+            .triangularView<Eigen::Lower>()
+            .transpose()
+            .solveInPlace(w.beta.head(k - 1));
+      }
+      if (want_scatter) {
+        for (int a = 0; a < k; ++a) {
+          const int j = w.idx[a];
+          const double ra = w.r(a);
+          qy[tid](j) += ra * uk;
+          qd[tid](j) += ra * ra;
+          gneg[tid](j) += 2.0 * uk * w.beta(a) * ra + uk * uk * ra * ra;
+        }
+      }
+      if (want_theta) {
+        // d f_i / d theta = -1/2 sum_ab W_ab dSigma_ab; lower triangle twice,
+        // diagonal once.
+        pos = 0;
+        const double c2 = uk * uk - 1.0;
+        for (int b = 0; b < k; ++b) {
+          for (int a = b; a < k; ++a, ++pos) {
+            double wab = uk * (w.beta(a) * w.r(b) + w.r(a) * w.beta(b)) + c2 * w.r(a) * w.r(b);
+            if (a != b) wab *= 2.0;
+            gt[tid].noalias() -= (0.5 * wab) * w.dk.row(pos).transpose();
+          }
+        }
+      }
+    }
+    nll_part[tid] = nll;
+    jitter_part[tid] = max_jit;
+  }
+  for (int t = 0; t < n_threads; ++t) {
+    if (!error[t].empty()) throw NumericalError(error[t]);
+  }
+  ++factorizations_;
+  double nll = 0.5 * n * kLog2Pi;
+  for (int t = 0; t < n_threads; ++t) {
+    nll += nll_part[t];
+    max_jitter_ = std::max(max_jitter_, jitter_part[t]);
+  }
+  if (want_scatter) {
+    VectorXd a = VectorXd::Zero(n), q = VectorXd::Zero(n), g = VectorXd::Zero(n);
+    for (int t = 0; t < n_threads; ++t) {
+      a += qy[t];
+      q += qd[t];
+      g += gneg[t];
+    }
+    if (grad_s) *grad_s = 0.5 * (q - g);
+    if (eval) {
+      eval->nll = nll;
+      eval->alpha = std::move(a);
+      eval->inv_diag = std::move(q);
+      eval->grad_neg = std::move(g);
+    }
+  }
+  if (want_theta) {
+    grad_theta->setZero(p);
+    for (int t = 0; t < n_threads; ++t) *grad_theta += gt[t];
+  }
+  return nll;
+}
+
+CovEval VecchiaCovariance::evaluate(const VectorXd& s) {
+  CovEval e;
+  pass(s, &e, nullptr, nullptr);
+  return e;
+}
+
+double VecchiaCovariance::nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) {
+  return pass(s, nullptr, &grad_theta, grad_s);
+}
+
+GpPrediction VecchiaCovariance::predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) {
+  const int n_new = static_cast<int>(xnew.rows());
+  const int m = static_cast<int>(new_neighbors_.cols());
+  const int d = static_cast<int>(xt_.rows());
+  if (new_neighbors_.rows() != n_new) {
+    throw std::invalid_argument("vecchia: prediction neighbours are missing for the new inputs");
+  }
+  GpPrediction p;
+  p.mean.resize(n_new);
+  if (want_var) p.var.resize(n_new);
+  const MatrixXd xnt = xnew.transpose();
+  std::vector<std::string> error(threads_);
+  std::vector<double> jit_part(threads_, 0.0);
+  const JitterPolicy policy = jitter_policy_;
+#pragma omp parallel num_threads(threads_)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    std::vector<int> idx;
+    MatrixXd xs(d, m), sigma;
+    VectorXd kstar, ys;
+    Eigen::LLT<MatrixXd> llt(m);
+#pragma omp for schedule(static)
+    for (int j = 0; j < n_new; ++j) {
+      if (!error[tid].empty()) continue;
+      idx.clear();
+      for (int a = 0; a < m; ++a) {
+        if (new_neighbors_(j, a) >= 0) idx.push_back(new_neighbors_(j, a));
+      }
+      const int k = static_cast<int>(idx.size());
+      const double* xj = xnt.col(j).data();
+      const double kjj = kernel_.pair_gradient(xj, xj, nullptr, true);
+      if (k == 0) {
+        p.mean(j) = 0.0;
+        if (want_var) p.var(j) = kjj;
+        continue;
+      }
+      for (int a = 0; a < k; ++a) xs.col(a) = xt_.col(idx[a]);
+      sigma.resize(k, k);
+      kstar.resize(k);
+      ys.resize(k);
+      for (int b = 0; b < k; ++b) {
+        for (int a = b; a < k; ++a) {
+          const double v = kernel_.pair_gradient(xs.col(a).data(), xs.col(b).data(), nullptr, a == b);
+          sigma(a, b) = v;
+          sigma(b, a) = v;
+        }
+        sigma(b, b) += s(idx[b]);
+        kstar(b) = kernel_.pair_gradient(xs.col(b).data(), xj, nullptr, false);
+        ys(b) = y_(idx[b]);
+      }
+      const double jit = factor_block(sigma, policy, llt);
+      if (jit < 0) {
+        error[tid] = "the covariance of the neighbours of new point " + std::to_string(j + 1) +
+                     " is not positive definite even with jitter";
+        continue;
+      }
+      jit_part[tid] = std::max(jit_part[tid], jit);
+      const VectorXd v = llt.matrixL().solve(kstar);
+      const VectorXd wv = llt.matrixL().solve(ys);
+      p.mean(j) = v.dot(wv);
+      if (want_var) p.var(j) = std::max(0.0, kjj - v.squaredNorm());
+    }
+  }
+  for (int t = 0; t < threads_; ++t) {
+    if (!error[t].empty()) throw NumericalError(error[t]);
+    max_jitter_ = std::max(max_jitter_, jit_part[t]);
+  }
+  return p;
+}
+
+std::unique_ptr<CovarianceOperator> make_covariance(const MatrixXd& x, const VectorXd& y,
+                                                    const Kernel& kernel,
+                                                    const JitterPolicy& jitter,
+                                                    const Eigen::MatrixXi& neighbors, int threads) {
+  if (neighbors.size() == 0) return std::make_unique<DenseCovariance>(x, y, kernel, jitter);
+  return std::make_unique<VecchiaCovariance>(x, y, kernel, jitter, neighbors, threads);
+}
+
+}  // namespace noisylabels
