@@ -107,3 +107,7 @@ vecchia_new_neighbors <- function(x, xnew, kernel, m) {
   storage.mode(idx) <- "integer"
   idx - 1L
 }
+
+# Conditioning-set size for predictions of a Vecchia fit: larger than the
+# fit's m (one O(m^3) solve per new point, no n-sized work).
+vecchia_predict_neighbors <- function(m) max(5L * m, 150L)

@@ -9,6 +9,9 @@
 #' @param newdata Data frame (formula fits) or matrix of new inputs.
 #' @param type Only `"response"`.
 #' @param se.fit Return standard errors too?
+#' @param neighbors For a Vecchia fit, how many nearest training labels each new
+#'   point conditions on (default `max(5 m, 150)`, m the fit's `neighbors`);
+#'   ignored by dense fits.
 #' @param alpha Tail probability of the flag rule (see [gpr_loo()]).
 #' @param threshold Optional absolute threshold on `noise_var` that replaces
 #'   the default flag rule.
@@ -31,14 +34,22 @@ NULL
 
 #' @rdname gpr_loo-methods
 #' @export
-predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit = FALSE, ...) {
+predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit = FALSE,
+                            neighbors = NULL, ...) {
   type <- match_arg(type)
   xnew <- gp_newdata_matrix(object, newdata)
   noise_std <- pmax(object$noise_var / object$y_scale^2, object$control$sigma_floor)
   ys <- (object$y - object$y_center) / object$y_scale
   nn_new <- NULL
   if (identical(object$approx, "vecchia")) {
-    nn_new <- vecchia_new_neighbors(object$x, xnew, object$kernel, object$neighbors)
+    # The Vecchia optimum gives many clean labels variances near zero, and a
+    # new point conditioned on a few such neighbours interpolates their noise
+    # (n = 3,000 Friedman-5: test RMSE 0.68 against the dense fit's 0.36);
+    # predictions floor every variance at the clean labels' level.
+    noise_std <- pmax(noise_std, object$noise_level / object$y_scale^2)
+    m_pred <- neighbors %||% vecchia_predict_neighbors(object$neighbors)
+    check_count(m_pred, "neighbors")
+    nn_new <- vecchia_new_neighbors(object$x, xnew, object$kernel, m_pred)
   }
   pr <- call_core(.gp_predict(object$x, ys, kernel_spec(object$kernel), noise_std, xnew,
                               isTRUE(se.fit), object$control$jitter, object$control$backend,

@@ -83,6 +83,8 @@ class GprLoo {
   // sigma and its evaluation, guaranteeing J does not increase.
   void sweep(VectorXd& sigma, GprLooEval& eval);
   // Sweeps until the relative change of J is below tol_sweep or max_sweeps.
+  // Per-label Jacobi targets sigma_i (spec §1), from the operator's LOO parts.
+  VectorXd jacobi_target(const VectorXd& sigma, const GprLooEval& eval) const;
   // Box L-BFGS on log sigma (the Vecchia backend's sigma step).
   void fit_sigma_quasi_newton(VectorXd& sigma, GprLooEval& eval, int max_iter, double tol);
   // `tol` < 0 means opt.tol_sweep.

@@ -14,7 +14,7 @@ DEB_R="r-cran-rcpp r-cran-rcppeigen r-cran-cli r-cran-generics r-cran-matrix \
 r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-testthat \
 r-cran-kernlab r-cran-mclust r-cran-glmnet r-cran-future r-cran-future.apply \
 r-cran-mass r-cran-mlbench r-cran-bench r-cran-pkgbuild \
-r-cran-ranger r-cran-rann r-cran-progressr r-cran-pkgdown"
+r-cran-ranger r-cran-rann r-cran-progressr r-cran-pkgdown r-cran-fields"
 # R packages only on CRAN.
 CRAN_R="LiblineaR hetGP GpGp"
 
