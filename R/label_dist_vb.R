@@ -79,11 +79,14 @@
 #'   noisy-label update is solved by a damped fixed-point iteration, and
 #'   `elbo`/`elbo_trace` then report that objective. An ablation (spec 3.1),
 #'   mean field only.
-#' @param raw_dist `FALSE` (default): `label_dist` holds proportions; negative
+#' @param raw_dist `FALSE`: `label_dist` holds proportions; negative
 #'   entries are an error and rows whose sum differs from 1 by more than 0.01
 #'   give a warning. `TRUE`: `label_dist` holds raw noisy observations as the
 #'   model allows (Gaussian noise, as [sim_label_dist()] generates); only
-#'   finiteness is checked.
+#'   finiteness is checked. `NULL` (default): `TRUE` when `label_dist` carries
+#'   the attribute `raw_dist = TRUE`, which [sim_label_dist()] sets on its
+#'   `label_dist`, else `FALSE`. (Subsetting a matrix drops the attribute;
+#'   give `raw_dist = TRUE` then.)
 #' @param classes Optional class names; if given, the column names of
 #'   `label_dist` must be exactly these (in any order).
 #' @param tune Optional named list of candidate values for any of `alpha_w`,
@@ -113,7 +116,7 @@
 #' set.seed(1)
 #' sim <- sim_label_dist(U = 60, N = 300, group_size = 15, alpha_c1 = 100, alpha_s = 100)
 #' fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_s = 100,
-#'                      alpha_c1 = 100, raw_dist = TRUE)
+#'                      alpha_c1 = 100)
 #' fit
 #' mean(predict(fit, type = "class", newdata = sim$x) == sim$y)
 #' mean(colnames(fit$zeta)[max.col(fitted(fit))] == sim$y)
@@ -145,7 +148,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                                   alpha_c0 = 1, alpha_c1 = 10, structured = FALSE,
                                   restarts = 1, max_iter = 200, tol = 1e-6, stable_iter = 10,
                                   stable_tol = 1e-4,
-                                  c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = FALSE,
+                                  c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = NULL,
                                   classes = NULL, tune = NULL, folds = 5, debug = FALSE,
                                   lbfgs_max_iter = 100, threads = 1, ...) {
   call <- match.call()
@@ -160,7 +163,6 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
     abort_input("The plug-in ablation ({.code exact = FALSE}) exists only for the mean-field family ({.code structured = FALSE}).")
   }
   check_flag(debug, "debug")
-  check_flag(raw_dist, "raw_dist")
   c_update <- match_arg(c_update)
   opts <- list(structured = structured, exact = exact,
                max_iter = check_count(max_iter, "max_iter"),
@@ -186,6 +188,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
 # Validate and convert the inputs into the core's pair format.
 ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.frame()) {
   U <- nrow(x)
+  raw_dist <- ld_raw_dist(label_dist, raw_dist, call = call)
   s <- label_dist
   if (is.data.frame(s)) s <- as.matrix(s)
   if (!is.matrix(s) || !is.numeric(s)) {
@@ -214,7 +217,7 @@ ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.f
   if (!raw_dist) {
     if (any(s < 0)) {
       abort_input(c("{.arg label_dist} has negative entries.",
-                    "i" = "Use {.code raw_dist = TRUE} for raw noisy observations (e.g. from {.fn sim_label_dist})."),
+                    "i" = "If these are raw noisy observations of proportions (as the model allows), use {.code raw_dist = TRUE}."),
                   call = call)
     }
     off <- abs(rowSums(s) - 1)
@@ -230,6 +233,13 @@ ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.f
   memb <- ld_membership(groups, U, N, call = call)
   list(x = x, s = s, classes = cn, U = U, N = N, M = M, D = ncol(x),
        group_ptr = memb$group_ptr, pair_unit = memb$pair_unit, sizes = memb$sizes)
+}
+
+# `raw_dist = NULL`: believe what the data say about themselves (the attribute
+# that sim_label_dist() sets), else treat them as proportions.
+ld_raw_dist <- function(label_dist, raw_dist, call = parent.frame()) {
+  if (is.null(raw_dist)) return(isTRUE(attr(label_dist, "raw_dist", exact = TRUE)))
+  check_flag(raw_dist, "raw_dist", call = call)
 }
 
 # Membership as CSR over groups (0-based, members sorted within each group).
