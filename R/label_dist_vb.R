@@ -97,6 +97,9 @@
 #'   decreased beyond round-off (\eqn{10^{-8} |L|}).
 #' @param lbfgs_max_iter L-BFGS iterations per \eqn{W} update.
 #' @param threads OpenMP threads for the \eqn{\eta} sweep.
+#' @param verbose Show a progress bar over the iterations (all restarts), or
+#'   over the fits of `tune` (see [noisylabels-progress]). `NULL` (default):
+#'   in interactive sessions, or as `options(noisylabels.progress =)` says.
 #' @param data Data frame for the formula interface.
 #' @param ... For the formula method: arguments passed to the default method
 #'   (unknown arguments are an error).
@@ -150,7 +153,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                                   stable_tol = 1e-4,
                                   c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = NULL,
                                   classes = NULL, tune = NULL, folds = 5, debug = FALSE,
-                                  lbfgs_max_iter = 100, threads = 1, ...) {
+                                  lbfgs_max_iter = 100, threads = 1, verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("label_dist_vb", ...)
   x <- check_x_matrix(x, "x")
@@ -163,6 +166,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
     abort_input("The plug-in ablation ({.code exact = FALSE}) exists only for the mean-field family ({.code structured = FALSE}).")
   }
   check_flag(debug, "debug")
+  if (!is.null(verbose)) check_flag(verbose, "verbose")
   c_update <- match_arg(c_update)
   opts <- list(structured = structured, exact = exact,
                max_iter = check_count(max_iter, "max_iter"),
@@ -175,11 +179,12 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                debug = debug, init_lambda = 1e-2, init_diag = 0.7)
   tuning <- NULL
   if (!is.null(tune)) {
-    tuning <- ld_cv(prep, hyper, opts, c_update, tune, check_count(folds, "folds", 2))
+    tuning <- ld_cv(prep, hyper, opts, c_update, tune, check_count(folds, "folds", 2), verbose)
     best <- tuning$grid[which.max(tuning$grid$heldout_loglik), , drop = FALSE]
     for (nm in names(tune)) hyper[[nm]] <- best[[nm]]
   }
-  fit <- ld_fit_prepared(prep, hyper, opts, c_update)
+  bar <- progress_bar("label_dist_vb", total = opts$max_iter * opts$restarts, verbose = verbose)
+  fit <- ld_fit_prepared(prep, hyper, opts, c_update, progress = bar)
   fit$tuning <- tuning
   fit$call <- call
   fit
@@ -324,12 +329,13 @@ ld_resolve_c_update <- function(c_update, hyper) {
   c_update
 }
 
-ld_fit_prepared <- function(prep, hyper, opts, c_update) {
+ld_fit_prepared <- function(prep, hyper, opts, c_update, progress = NULL) {
   c_update <- ld_resolve_c_update(c_update, hyper)
   opts$vb_c <- c_update == "vb"
   opts$seed <- as.double(draw_seed())
   core <- call_core(.ld_fit(prep$x, prep$s, as.integer(prep$group_ptr), as.integer(prep$pair_unit),
-                            hyper, opts))
+                            hyper, opts, progress = progress))
+  progress_done(progress)
   st <- core$state
   cl <- prep$classes
   C <- if (opts$vb_c) st$cpar / rowSums(st$cpar) else st$cpar
@@ -405,7 +411,7 @@ ld_heldout_loglik <- function(fit, x, s, groups) {
 #' @return A list: `grid` (data frame of grid points with `heldout_loglik`, the
 #'   mean held-out log-likelihood per group) and `folds`.
 #' @keywords internal
-ld_cv <- function(prep, hyper, opts, c_update, tune, folds) {
+ld_cv <- function(prep, hyper, opts, c_update, tune, folds, verbose = NULL) {
   if (!is.list(tune) || is.null(names(tune)) || !all(names(tune) %in% names(hyper))) {
     abort_input("{.arg tune} must be a named list with elements among {.val {names(hyper)}}.")
   }
@@ -421,6 +427,7 @@ ld_cv <- function(prep, hyper, opts, c_update, tune, folds) {
   grp <- rep.int(seq_len(prep$N), prep$sizes)
   members <- split(prep$pair_unit + 1L, grp)
   opts$debug <- FALSE
+  bar <- progress_bar("label_dist_vb tuning", total = nrow(grid) * folds, verbose = verbose)
   grid$heldout_loglik <- vapply(seq_len(nrow(grid)), function(g) {
     h <- hyper
     for (nm in names(tune)) h[[nm]] <- grid[[nm]][g]
@@ -436,9 +443,11 @@ ld_cv <- function(prep, hyper, opts, c_update, tune, folds) {
       fit <- suppressWarnings(ld_fit_prepared(sub, h, opts, c_update))
       test <- which(fold_id == f)
       total <- total + sum(ld_heldout_loglik(fit, prep$x, prep$s[test, , drop = FALSE], members[test]))
+      if (!is.null(bar)) bar((g - 1) * folds + f, nrow(grid) * folds)
     }
     total / prep$N
   }, numeric(1))
+  progress_done(bar)
   list(grid = grid, folds = folds)
 }
 
