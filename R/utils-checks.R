@@ -180,7 +180,10 @@ check_dense_memory <- function(n, copies = 3, limit_gb = getOption("noisylabels.
 lapply_folds <- function(folds, fun, future_seed = NULL, verbose = NULL,
                          name = "Cross-validation folds") {
   with_fold_progress(folds, name, verbose, function(tick) {
-    one <- function(k) {
+    # `...` is accepted and ignored: future.apply finds `...` among the
+    # globals of `fun` (a fold function of a caller with dots, e.g.
+    # cv_sgd_robust()) and passes it on as FUN's dots; `fun` reads its own.
+    one <- function(k, ...) {
       out <- fun(k)
       tick()
       out

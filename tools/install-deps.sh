@@ -73,9 +73,10 @@ if [ $EXTRA_SITE = 1 ]; then
   # bundles npm; Debian's npm package would conflict with it).
   if ! command -v node > /dev/null || ! command -v npm > /dev/null; then apt_optional nodejs npm; fi
   here="$(cd "$(dirname "$0")" && pwd)"
-  if [ ! -d "$here/site-check/node_modules/playwright-core" ]; then
-    echo "install-deps: npm install playwright-core (tools/site-check)"
-    ( cd "$here/site-check" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --silent )
+  # playwright-core and the CDN libraries the check serves locally (package-lock.json)
+  if [ ! -d "$here/site-check/node_modules/playwright-core" ] || [ ! -d "$here/site-check/node_modules/mathjax" ]; then
+    echo "install-deps: npm ci (tools/site-check: playwright-core + pkgdown's CDN libraries)"
+    ( cd "$here/site-check" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent )
   fi
 fi
 if [ $EXTRA_SANITIZE = 1 ]; then

@@ -123,3 +123,20 @@ test_that("cv_gpr_loo() reports one step per fold through progressr", {
   expect_equal(steps, 0)
   expect_error(cv_gpr_loo(cbind(x = d$data$x), d$data$y, verbose = 1), class = "noisylabels_error_input")
 })
+
+test_that("lapply_folds() runs the fold function of a caller with dots, with and without progress", {
+  # future.apply passes the caller's `...` (a global of the fold function) on
+  # as FUN's dots; cv_sgd_robust() broke on that once.
+  caller <- function(verbose, ...) {
+    one <- function(k) k * length(list(...))
+    unlist(lapply_folds(3, one, verbose = verbose))
+  }
+  expect_equal(caller(FALSE, a = 1, b = 2), c(2, 4, 6))
+  skip_if_not_installed("progressr")
+  steps <- 0
+  handler <- progressr::make_progression_handler("count", reporter = list(
+    update = function(config, state, progression, ...) steps <<- state$step), enable = TRUE)
+  withr::local_options(progressr.handlers = list(handler))
+  expect_equal(caller(TRUE, a = 1, b = 2), c(2, 4, 6))
+  expect_equal(steps, 3)
+})
