@@ -60,13 +60,51 @@ EOF
       -l "$lib" "$src" > "$out/asan-install.log" 2>&1; then
     tail -n 30 "$out/asan-install.log"; echo "sanitize: build failed"; return 1
   fi
-  grep -q -- '-fsanitize=address' "$out/asan-install.log" || { echo "sanitize: flags not used"; return 1; }
+  # the shared library must be instrumented (linked against the ASan runtime)
+  local linked
+  linked=$(ldd "$lib/noisylabels/libs/noisylabels.so")  # (grep -q in a pipe: SIGPIPE under pipefail)
+  echo "$linked" | grep libasan > /dev/null ||
+    { echo "sanitize: noisylabels.so is not linked against libasan"; return 1; }
   echo "   built in $((SECONDS - t0)) s"
 
-  echo "== ASan + UBSan: test suite"
   local asan_rt
   asan_rt=$($CXX -print-file-name=libasan.so)
   [ -f "$asan_rt" ] || { echo "sanitize: no ASan runtime ($asan_rt)"; return 1; }
+
+  echo "== ASan + UBSan: positive control (a planted heap overflow and integer overflow must be reported)"
+  local ctl=$out/control
+  rm -rf "$ctl"; mkdir -p "$ctl"
+  cat > "$ctl/planted.cpp" <<'EOF'
+#include <R.h>
+#include <Rinternals.h>
+extern "C" SEXP planted_ubsan(SEXP x) {
+  int big = Rf_asInteger(x);           // INT_MAX from R
+  volatile int r = big + 1;            // signed overflow: UBSan runtime error
+  return Rf_ScalarInteger(r);
+}
+extern "C" SEXP planted_asan(SEXP n) {
+  int k = Rf_asInteger(n);
+  int* a = new int[k];
+  volatile int v = a[k];               // heap-buffer-overflow read
+  delete[] a;
+  return Rf_ScalarInteger(v);
+}
+EOF
+  if ! ( cd "$ctl" && R_MAKEVARS_USER="$out/Makevars-asan" R CMD SHLIB -o planted.so planted.cpp > build.log 2>&1 ); then
+    cat "$ctl/build.log"; echo "sanitize: control build failed"; return 1
+  fi
+  ( cd "$ctl" && LD_PRELOAD="$asan_rt" ASAN_OPTIONS="detect_leaks=0" UBSAN_OPTIONS="print_stacktrace=0" \
+      Rscript --vanilla -e "dyn.load('planted.so'); invisible(.Call('planted_ubsan', .Machine\$integer.max))" \
+      > ubsan.log 2>&1
+    LD_PRELOAD="$asan_rt" ASAN_OPTIONS="detect_leaks=0" \
+      Rscript --vanilla -e "dyn.load('planted.so'); invisible(.Call('planted_asan', 4L))" > asan.log 2>&1 )
+  if ! grep -q 'runtime error: signed integer overflow' "$ctl/ubsan.log" ||
+     ! grep -q 'ERROR: AddressSanitizer: heap-buffer-overflow' "$ctl/asan.log"; then
+    cat "$ctl"/*.log; echo "sanitize: the sanitizers did not catch the planted errors; the run would prove nothing"; return 1
+  fi
+  echo "   caught: UBSan '$(grep -o 'signed integer overflow' "$ctl/ubsan.log" | head -n 1)', ASan '$(grep -o 'heap-buffer-overflow' "$ctl/asan.log" | head -n 1)'"
+
+  echo "== ASan + UBSan: test suite"
   t0=$SECONDS
   # The suite from the copied sources against the sanitized install; the
   # summary line is the same as tests/testthat.R prints.
