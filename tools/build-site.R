@@ -20,21 +20,29 @@ timed("reference", pkgdown::build_reference(pkg, lazy = FALSE, examples = TRUE, 
 timed("articles", pkgdown::build_articles(pkg, lazy = FALSE, preview = FALSE))
 timed("news", pkgdown::build_news(pkg, preview = FALSE))
 timed("search index", pkgdown::build_search(pkg))
-# Debian's pkgdown points MathJax at file:///usr/share/javascript/mathjax,
-# which no visitor of a web site has; use upstream pkgdown's CDN address
-# (the integrity hash in the page is upstream's, for that file).
+# Two fixes of the generated pages (found by make site-check):
+# * Debian's pkgdown points MathJax at file:///usr/share/javascript/mathjax,
+#   which no visitor of a web site has; use upstream pkgdown's CDN address
+#   (the integrity hash in the page is upstream's, for that file).
+# * pkgdown 2.0.7's BS5 templates write <img src="" class="logo"> on every
+#   page of a package without a logo (an image that cannot load); drop it.
+#   (A logo would make init_site() fetch favicons from a web service.)
 pages <- list.files("docs", pattern = "[.]html$", recursive = TRUE, full.names = TRUE)
 local_mathjax <- "file:///usr/share/javascript/mathjax/MathJax.js"
-fixed <- 0L
+empty_logo <- '<img src="" class="logo" alt="">'
+fixed <- c(mathjax = 0L, logo = 0L)
 for (f in pages) {
   html <- readLines(f, warn = FALSE, encoding = "UTF-8")
-  hit <- grepl(local_mathjax, html, fixed = TRUE)
-  if (any(hit)) {
-    html[hit] <- gsub(local_mathjax, "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.5/MathJax.js",
-                      html[hit], fixed = TRUE)
+  hit_m <- grepl(local_mathjax, html, fixed = TRUE)
+  hit_l <- grepl(empty_logo, html, fixed = TRUE)
+  if (any(hit_m) || any(hit_l)) {
+    html <- gsub(local_mathjax, "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.5/MathJax.js",
+                 html, fixed = TRUE)
+    html <- gsub(empty_logo, "", html, fixed = TRUE)
     writeLines(html, f, useBytes = TRUE)
-    fixed <- fixed + 1L
+    fixed <- fixed + c(any(hit_m), any(hit_l))
   }
 }
-cat(sprintf("site: MathJax address fixed in %d of %d pages\n", fixed, length(pages)))
+cat(sprintf("site: of %d pages, MathJax address fixed in %d, empty logo <img> removed from %d\n",
+            length(pages), fixed[["mathjax"]], fixed[["logo"]]))
 cat(sprintf("site: built docs/ in %.1f s\n", proc.time()[["elapsed"]] - t_all))
