@@ -62,10 +62,8 @@ progress_enabled <- function(verbose = NULL, call = parent.frame()) {
 progress_bar <- function(name, total = NA, verbose = NULL, .envir = parent.frame()) {
   if (!progress_enabled(verbose, call = .envir)) return(NULL)
   id <- cli::cli_progress_bar(name = name, total = total, .envir = .envir)
-  known <- !is.na(total)
   function(step, total = NA) {
     if (!is.na(total) && total > 0) {
-      known <<- TRUE
       cli::cli_progress_update(id = id, set = step, total = total, .envir = .envir)
     } else {
       cli::cli_progress_update(id = id, set = step, .envir = .envir)
