@@ -6,7 +6,7 @@ VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 LIB     ?= $(CURDIR)/check/lib
 
-.PHONY: deps document install demo check test bench clean
+.PHONY: deps document install demo check test bench clean site site-check sanitize valgrind
 
 deps:
 	tools/install-deps.sh
@@ -33,5 +33,26 @@ test: install
 bench: install
 	R_LIBS=$(LIB) inst/bench/run-all.sh
 
+# pkgdown site in docs/ (reference with examples, the vignettes as articles).
+site: install
+	R_LIBS=$(LIB) $(RSCRIPT) tools/build-site.R
+
+# Open every page of docs/ in headless Chromium; fail on JavaScript errors,
+# missing images or broken internal links. Needs chromium + node (optional
+# step of install-deps.sh). Run `make site` first.
+site-check:
+	tools/install-deps.sh --site
+	node tools/site-check/check-site.js docs
+
+# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, then a
+# short script under valgrind (see tools/sanitize.sh).
+sanitize:
+	tools/install-deps.sh --sanitize
+	tools/sanitize.sh
+
+valgrind:
+	tools/install-deps.sh --sanitize
+	tools/sanitize.sh valgrind
+
 clean:
-	rm -rf check $(PKG)_*.tar.gz src/*.o src/*.so demo-output inst/bench/build
+	rm -rf check $(PKG)_*.tar.gz src/*.o src/*.so demo-output inst/bench/build docs sanitize-out

@@ -25,8 +25,8 @@
     .Call(`_noisylabels_gpc_ep_objective_cpp`, x, y, spec, epsilon, sigma, ep, seed)
 }
 
-.gpc_ep_fit <- function(x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed) {
-    .Call(`_noisylabels_gpc_ep_fit_cpp`, x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed)
+.gpc_ep_fit <- function(x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress = NULL) {
+    .Call(`_noisylabels_gpc_ep_fit_cpp`, x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress)
 }
 
 .gpc_ep_predict <- function(x, xnew, spec, jitter, site_tau, site_nu) {
@@ -97,8 +97,8 @@
     .Call(`_noisylabels_kernel_diag_gradient_cpp`, x, spec)
 }
 
-.ld_fit <- function(x, s, group_ptr, pair_unit, hyper, options) {
-    .Call(`_noisylabels_ld_fit_cpp`, x, s, group_ptr, pair_unit, hyper, options)
+.ld_fit <- function(x, s, group_ptr, pair_unit, hyper, options, progress = NULL) {
+    .Call(`_noisylabels_ld_fit_cpp`, x, s, group_ptr, pair_unit, hyper, options, progress)
 }
 
 .ld_elbo <- function(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact = TRUE) {
@@ -135,6 +135,10 @@
 
 .minimize_box <- function(fn, x0, lower, upper, max_iter = 500L) {
     .Call(`_noisylabels_minimize_box_cpp`, fn, x0, lower, upper, max_iter)
+}
+
+.monitor_demo <- function(progress, steps, stages, min_interval_ms, other_thread = FALSE, stop_at = 2147483647L) {
+    .Call(`_noisylabels_monitor_demo_cpp`, progress, steps, stages, min_interval_ms, other_thread, stop_at)
 }
 
 .sgd_fit <- function(data, valid, options) {

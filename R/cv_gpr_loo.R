@@ -26,6 +26,10 @@
 #' @inheritParams gpr_loo
 #' @param lambda Candidate penalty weights (>= 0, standardised scale).
 #' @param folds Number of folds (2 to n).
+#' @param verbose Show progress over the folds (see [noisylabels-progress]);
+#'   `NULL`: in interactive sessions, or as `options(noisylabels.progress =)`
+#'   says. Under a parallel `future::plan()` it is reported through
+#'   \pkg{progressr}.
 #' @param x A formula (with `data`), or a numeric matrix of inputs (with
 #'   `y`).
 #' @param ... Further arguments of [gpr_loo()] (e.g. `kernel`, `restarts`,
@@ -68,7 +72,7 @@ cv_gpr_loo.formula <- function(x, data, ..., na.action = stats::na.omit) {
 
 #' @rdname cv_gpr_loo
 #' @export
-cv_gpr_loo.default <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L, ...) {
+cv_gpr_loo.default <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L, verbose = NULL, ...) {
   call <- match.call()
   dots <- list(...)
   fixed <- intersect(names(dots), c("noise", "penalty", "p"))
@@ -80,6 +84,7 @@ cv_gpr_loo.default <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L,
     abort_input("{.arg lambda} must be a vector of finite numbers >= 0.")
   }
   lambda <- sort(unique(lambda))
+  if (!is.null(verbose)) check_flag(verbose, "verbose")
   x <- check_x_matrix(x, "x", min_rows = 1L)
   n <- nrow(x)
   y <- check_y_numeric(y, n)
@@ -112,7 +117,8 @@ cv_gpr_loo.default <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L,
   }
   # Fold fits draw restarts from R's RNG, hence future_seed = TRUE.
   # sums: lambda x fold, the sum of |error| over the fold's held-out rows.
-  sums <- do.call(cbind, lapply_folds(folds, one_fold, future_seed = TRUE))
+  sums <- do.call(cbind, lapply_folds(folds, one_fold, future_seed = TRUE, verbose = verbose,
+                                      name = "cv_gpr_loo folds"))
   size <- tabulate(fold_id, folds)
   per_fold <- sweep(sums, 2, size, "/")
   failed <- rowSums(is.na(sums))

@@ -63,6 +63,10 @@
 #' @param multiclass `"none"` (error on more than two classes) or `"ovr"`
 #'   (one binary fit per class against the rest).
 #' @param control A list from [gpc_ep_control()].
+#' @param verbose Show a progress bar (see [noisylabels-progress]): the outer
+#'   epsilon iterations, or the kernel optimiser's evaluations when epsilon is
+#'   fixed; for `multiclass = "ovr"` the classes. `NULL` (default): in
+#'   interactive sessions, or as `options(noisylabels.progress =)` says.
 #' @param subset,na.action For the formula method: rows to use, and what to do
 #'   with missing values (`na.fail` by default: missing values are an error).
 #' @param ... For the formula method, arguments passed to the x/y method.
@@ -138,7 +142,8 @@ gpc_ep.formula <- function(x, data, ..., subset, na.action = stats::na.fail) {
 gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit"),
                            epsilon = "learn", epsilon_update = c("tilted", "paper"),
                            tau = c("allow", "clamp"), learn_kernel = TRUE, scale = TRUE,
-                           multiclass = c("none", "ovr"), control = gpc_ep_control(), ...) {
+                           multiclass = c("none", "ovr"), control = gpc_ep_control(),
+                           verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("gpc_ep", ...)
   likelihood <- match_arg(likelihood)
@@ -147,6 +152,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   multiclass <- match_arg(multiclass)
   check_flag(learn_kernel, "learn_kernel")
   check_flag(scale, "scale")
+  if (!is.null(verbose)) check_flag(verbose, "verbose")
   if (!inherits(control, "gpc_ep_control")) {
     abort_input("{.arg control} must be made by {.fn gpc_ep_control}.")
   }
@@ -168,12 +174,19 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
                   class = "noisylabels_error_labels")
     }
     cli::cli_inform("Fitting {length(labels$levels)} one-vs-rest classifiers.")
-    fits <- lapply(labels$levels, function(lv) {
+    # One bar over the classes; the binary fits show none of their own.
+    bar <- progress_bar("gpc_ep one-vs-rest", total = length(labels$levels), verbose = verbose)
+    old <- options(noisylabels.progress_nested = TRUE)
+    on.exit(options(old), add = TRUE)
+    fits <- lapply(seq_along(labels$levels), function(k) {
+      lv <- labels$levels[k]
       yy <- factor(ifelse(labels$factor == lv, lv, paste0("not ", lv)),
                    levels = c(paste0("not ", lv), lv))
-      gpc_ep.default(x, yy, kernel = kernel, likelihood = likelihood, epsilon = epsilon,
-                     epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
-                     scale = scale, control = control)
+      f <- gpc_ep.default(x, yy, kernel = kernel, likelihood = likelihood, epsilon = epsilon,
+                          epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
+                          scale = scale, control = control)
+      if (!is.null(bar)) bar(k, length(labels$levels))
+      f
     })
     names(fits) <- labels$levels
     return(structure(list(fits = fits, levels = labels$levels, y = labels$factor,
@@ -189,11 +202,14 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   flat <- kernel_flatten(kern)
   sigma <- if (likelihood == "step") 0 else 1
   eps0 <- if (learn_eps) control$epsilon_start else epsilon
+  # Progress: outer epsilon iterations, or kernel-optimiser evaluations.
+  bar <- progress_bar("gpc_ep", total = if (learn_eps) control$max_outer else NA, verbose = verbose)
   res <- call_core(.gpc_ep_fit(
     xs, labels$y, kernel_spec(kern, flat$log_par), eps0, sigma, learn_eps, epsilon_update,
     learn_kernel, as.integer(which(flat$free) - 1L), flat$lower, flat$upper,
     as.integer(control$max_outer), as.integer(control$lbfgs_steps), gpc_ep_ep_options(control, tau),
-    draw_seed()))
+    draw_seed(), progress = bar))
+  progress_done(bar)
   st <- res$state
   kern <- kernel_unflatten(kern, res$log_par)
   fit <- structure(list(

@@ -28,14 +28,13 @@
 #' @examples
 #' set.seed(1)
 #' sim <- sim_label_dist(U = 60, N = 300, group_size = 15, alpha_c1 = 100)
-#' base <- label_dist_baseline(sim$x, sim$groups, sim$label_dist, raw_dist = TRUE)
+#' base <- label_dist_baseline(sim$x, sim$groups, sim$label_dist)
 #' mean(predict(base, sim$x) == sim$y)
 #' @export
 label_dist_baseline <- function(x, groups, label_dist, method = c("ridge", "mten"),
-                                lambda = NULL, raw_dist = FALSE, classes = NULL) {
+                                lambda = NULL, raw_dist = NULL, classes = NULL) {
   method <- match_arg(method)
   x <- check_x_matrix(x, "x")
-  check_flag(raw_dist, "raw_dist")
   prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
   lambda <- lambda %||% if (method == "ridge") 0.1 else 1e-5
   check_number(lambda, "lambda", 0)

@@ -79,11 +79,14 @@
 #'   noisy-label update is solved by a damped fixed-point iteration, and
 #'   `elbo`/`elbo_trace` then report that objective. An ablation (spec 3.1),
 #'   mean field only.
-#' @param raw_dist `FALSE` (default): `label_dist` holds proportions; negative
+#' @param raw_dist `FALSE`: `label_dist` holds proportions; negative
 #'   entries are an error and rows whose sum differs from 1 by more than 0.01
 #'   give a warning. `TRUE`: `label_dist` holds raw noisy observations as the
 #'   model allows (Gaussian noise, as [sim_label_dist()] generates); only
-#'   finiteness is checked.
+#'   finiteness is checked. `NULL` (default): `TRUE` when `label_dist` carries
+#'   the attribute `raw_dist = TRUE`, which [sim_label_dist()] sets on its
+#'   `label_dist`, else `FALSE`. (Subsetting a matrix drops the attribute;
+#'   give `raw_dist = TRUE` then.)
 #' @param classes Optional class names; if given, the column names of
 #'   `label_dist` must be exactly these (in any order).
 #' @param tune Optional named list of candidate values for any of `alpha_w`,
@@ -94,6 +97,9 @@
 #'   decreased beyond round-off (\eqn{10^{-8} |L|}).
 #' @param lbfgs_max_iter L-BFGS iterations per \eqn{W} update.
 #' @param threads OpenMP threads for the \eqn{\eta} sweep.
+#' @param verbose Show a progress bar over the iterations (all restarts), or
+#'   over the fits of `tune` (see [noisylabels-progress]). `NULL` (default):
+#'   in interactive sessions, or as `options(noisylabels.progress =)` says.
 #' @param data Data frame for the formula interface.
 #' @param ... For the formula method: arguments passed to the default method
 #'   (unknown arguments are an error).
@@ -113,7 +119,7 @@
 #' set.seed(1)
 #' sim <- sim_label_dist(U = 60, N = 300, group_size = 15, alpha_c1 = 100, alpha_s = 100)
 #' fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_s = 100,
-#'                      alpha_c1 = 100, raw_dist = TRUE)
+#'                      alpha_c1 = 100)
 #' fit
 #' mean(predict(fit, type = "class", newdata = sim$x) == sim$y)
 #' mean(colnames(fit$zeta)[max.col(fitted(fit))] == sim$y)
@@ -145,9 +151,9 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                                   alpha_c0 = 1, alpha_c1 = 10, structured = FALSE,
                                   restarts = 1, max_iter = 200, tol = 1e-6, stable_iter = 10,
                                   stable_tol = 1e-4,
-                                  c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = FALSE,
+                                  c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = NULL,
                                   classes = NULL, tune = NULL, folds = 5, debug = FALSE,
-                                  lbfgs_max_iter = 100, threads = 1, ...) {
+                                  lbfgs_max_iter = 100, threads = 1, verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("label_dist_vb", ...)
   x <- check_x_matrix(x, "x")
@@ -160,7 +166,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
     abort_input("The plug-in ablation ({.code exact = FALSE}) exists only for the mean-field family ({.code structured = FALSE}).")
   }
   check_flag(debug, "debug")
-  check_flag(raw_dist, "raw_dist")
+  if (!is.null(verbose)) check_flag(verbose, "verbose")
   c_update <- match_arg(c_update)
   opts <- list(structured = structured, exact = exact,
                max_iter = check_count(max_iter, "max_iter"),
@@ -173,11 +179,12 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                debug = debug, init_lambda = 1e-2, init_diag = 0.7)
   tuning <- NULL
   if (!is.null(tune)) {
-    tuning <- ld_cv(prep, hyper, opts, c_update, tune, check_count(folds, "folds", 2))
+    tuning <- ld_cv(prep, hyper, opts, c_update, tune, check_count(folds, "folds", 2), verbose)
     best <- tuning$grid[which.max(tuning$grid$heldout_loglik), , drop = FALSE]
     for (nm in names(tune)) hyper[[nm]] <- best[[nm]]
   }
-  fit <- ld_fit_prepared(prep, hyper, opts, c_update)
+  bar <- progress_bar("label_dist_vb", total = opts$max_iter * opts$restarts, verbose = verbose)
+  fit <- ld_fit_prepared(prep, hyper, opts, c_update, progress = bar)
   fit$tuning <- tuning
   fit$call <- call
   fit
@@ -186,6 +193,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
 # Validate and convert the inputs into the core's pair format.
 ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.frame()) {
   U <- nrow(x)
+  raw_dist <- ld_raw_dist(label_dist, raw_dist, call = call)
   s <- label_dist
   if (is.data.frame(s)) s <- as.matrix(s)
   if (!is.matrix(s) || !is.numeric(s)) {
@@ -214,7 +222,7 @@ ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.f
   if (!raw_dist) {
     if (any(s < 0)) {
       abort_input(c("{.arg label_dist} has negative entries.",
-                    "i" = "Use {.code raw_dist = TRUE} for raw noisy observations (e.g. from {.fn sim_label_dist})."),
+                    "i" = "If these are raw noisy observations of proportions (as the model allows), use {.code raw_dist = TRUE}."),
                   call = call)
     }
     off <- abs(rowSums(s) - 1)
@@ -230,6 +238,13 @@ ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.f
   memb <- ld_membership(groups, U, N, call = call)
   list(x = x, s = s, classes = cn, U = U, N = N, M = M, D = ncol(x),
        group_ptr = memb$group_ptr, pair_unit = memb$pair_unit, sizes = memb$sizes)
+}
+
+# `raw_dist = NULL`: believe what the data say about themselves (the attribute
+# that sim_label_dist() sets), else treat them as proportions.
+ld_raw_dist <- function(label_dist, raw_dist, call = parent.frame()) {
+  if (is.null(raw_dist)) return(isTRUE(attr(label_dist, "raw_dist", exact = TRUE)))
+  check_flag(raw_dist, "raw_dist", call = call)
 }
 
 # Membership as CSR over groups (0-based, members sorted within each group).
@@ -314,12 +329,13 @@ ld_resolve_c_update <- function(c_update, hyper) {
   c_update
 }
 
-ld_fit_prepared <- function(prep, hyper, opts, c_update) {
+ld_fit_prepared <- function(prep, hyper, opts, c_update, progress = NULL) {
   c_update <- ld_resolve_c_update(c_update, hyper)
   opts$vb_c <- c_update == "vb"
   opts$seed <- as.double(draw_seed())
   core <- call_core(.ld_fit(prep$x, prep$s, as.integer(prep$group_ptr), as.integer(prep$pair_unit),
-                            hyper, opts))
+                            hyper, opts, progress = progress))
+  progress_done(progress)
   st <- core$state
   cl <- prep$classes
   C <- if (opts$vb_c) st$cpar / rowSums(st$cpar) else st$cpar
@@ -395,7 +411,7 @@ ld_heldout_loglik <- function(fit, x, s, groups) {
 #' @return A list: `grid` (data frame of grid points with `heldout_loglik`, the
 #'   mean held-out log-likelihood per group) and `folds`.
 #' @keywords internal
-ld_cv <- function(prep, hyper, opts, c_update, tune, folds) {
+ld_cv <- function(prep, hyper, opts, c_update, tune, folds, verbose = NULL) {
   if (!is.list(tune) || is.null(names(tune)) || !all(names(tune) %in% names(hyper))) {
     abort_input("{.arg tune} must be a named list with elements among {.val {names(hyper)}}.")
   }
@@ -411,6 +427,7 @@ ld_cv <- function(prep, hyper, opts, c_update, tune, folds) {
   grp <- rep.int(seq_len(prep$N), prep$sizes)
   members <- split(prep$pair_unit + 1L, grp)
   opts$debug <- FALSE
+  bar <- progress_bar("label_dist_vb tuning", total = nrow(grid) * folds, verbose = verbose)
   grid$heldout_loglik <- vapply(seq_len(nrow(grid)), function(g) {
     h <- hyper
     for (nm in names(tune)) h[[nm]] <- grid[[nm]][g]
@@ -426,9 +443,11 @@ ld_cv <- function(prep, hyper, opts, c_update, tune, folds) {
       fit <- suppressWarnings(ld_fit_prepared(sub, h, opts, c_update))
       test <- which(fold_id == f)
       total <- total + sum(ld_heldout_loglik(fit, prep$x, prep$s[test, , drop = FALSE], members[test]))
+      if (!is.null(bar)) bar((g - 1) * folds + f, nrow(grid) * folds)
     }
     total / prep$N
   }, numeric(1))
+  progress_done(bar)
   list(grid = grid, folds = folds)
 }
 

@@ -11,8 +11,9 @@
 #' noisy label \eqn{t_{iu} \sim \mathrm{Cat}(c_{y_u})}, and the observed
 #' distribution is the group's label proportions plus Gaussian noise,
 #' \eqn{s_i = t_i + N(0, \alpha_s^{-1} I_M)}, exactly as the model says (no
-#' clipping: entries can be negative and rows need not sum to one; fit such data
-#' with `raw_dist = TRUE` in [label_dist_vb()]).
+#' clipping: entries can be negative and rows need not sum to one). The returned
+#' `label_dist` carries the attribute `raw_dist = TRUE`, so [label_dist_vb()]
+#' and [label_dist_baseline()] take it as raw observations without being told.
 #'
 #' @param M Number of classes (>= 2).
 #' @param U Number of training instances.
@@ -24,7 +25,8 @@
 #' @param n_test Number of extra test instances drawn from the same model
 #'   (features and true labels only).
 #' @return A list with `x` (U x D), `groups` (list of N integer vectors of member
-#'   rows), `label_dist` (N x M, columns `c1`, ..., `cM`), `y` (factor of true
+#'   rows), `label_dist` (N x M, columns `c1`, ..., `cM`, attribute
+#'   `raw_dist = TRUE`), `y` (factor of true
 #'   labels), `w` (true M x D weights), `C` (true M x M confusion matrix, rows =
 #'   true class, columns = noisy label), `t` (N x M noiseless label proportions),
 #'   `x_test`, `y_test`, and `settings` (the arguments).
@@ -72,6 +74,7 @@ sim_label_dist <- function(M = 4, U = 100, N = 1000, group_size = 30, D = 10, al
   }
   s <- t_prop + matrix(stats::rnorm(N * M, sd = 1 / sqrt(alpha_s)), N, M)
   colnames(s) <- colnames(t_prop) <- classes
+  attr(s, "raw_dist") <- TRUE  # raw Gaussian-noise observations, not proportions
   x_test <- matrix(stats::rnorm(n_test * D), n_test, D, dimnames = list(NULL, colnames(x)))
   y_test <- if (n_test > 0) draw_y(x_test) else integer(0)
   list(x = x, groups = groups, label_dist = s, y = factor(classes[y], levels = classes),

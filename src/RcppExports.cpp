@@ -106,8 +106,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpc_ep_fit_cpp
-Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed);
-RcppExport SEXP _noisylabels_gpc_ep_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP) {
+Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_gpc_ep_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -126,7 +126,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type lbfgs_steps(lbfgs_stepsSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_fit_cpp(x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_fit_cpp(x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -397,8 +398,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // ld_fit_cpp
-Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List options);
-RcppExport SEXP _noisylabels_ld_fit_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP optionsSEXP) {
+Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List options, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_ld_fit_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP optionsSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -408,7 +409,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
-    rcpp_result_gen = Rcpp::wrap(ld_fit_cpp(x, s, group_ptr, pair_unit, hyper, options));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(ld_fit_cpp(x, s, group_ptr, pair_unit, hyper, options, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -553,6 +555,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// monitor_demo_cpp
+int monitor_demo_cpp(SEXP progress, int steps, int stages, int min_interval_ms, bool other_thread, int stop_at);
+RcppExport SEXP _noisylabels_monitor_demo_cpp(SEXP progressSEXP, SEXP stepsSEXP, SEXP stagesSEXP, SEXP min_interval_msSEXP, SEXP other_threadSEXP, SEXP stop_atSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    Rcpp::traits::input_parameter< int >::type steps(stepsSEXP);
+    Rcpp::traits::input_parameter< int >::type stages(stagesSEXP);
+    Rcpp::traits::input_parameter< int >::type min_interval_ms(min_interval_msSEXP);
+    Rcpp::traits::input_parameter< bool >::type other_thread(other_threadSEXP);
+    Rcpp::traits::input_parameter< int >::type stop_at(stop_atSEXP);
+    rcpp_result_gen = Rcpp::wrap(monitor_demo_cpp(progress, steps, stages, min_interval_ms, other_thread, stop_at));
+    return rcpp_result_gen;
+END_RCPP
+}
 // sgd_fit_cpp
 Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::List options);
 RcppExport SEXP _noisylabels_sgd_fit_cpp(SEXP dataSEXP, SEXP validSEXP, SEXP optionsSEXP) {
@@ -623,7 +641,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 7},
     {"_noisylabels_gpc_ep_gradient_cpp", (DL_FUNC) &_noisylabels_gpc_ep_gradient_cpp, 7},
     {"_noisylabels_gpc_ep_objective_cpp", (DL_FUNC) &_noisylabels_gpc_ep_objective_cpp, 7},
-    {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 15},
+    {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 16},
     {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
     {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 8},
     {"_noisylabels_gpr_loo_clean_level_cpp", (DL_FUNC) &_noisylabels_gpr_loo_clean_level_cpp, 5},
@@ -641,7 +659,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},
     {"_noisylabels_kernel_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_gradient_cpp, 3},
     {"_noisylabels_kernel_diag_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_diag_gradient_cpp, 2},
-    {"_noisylabels_ld_fit_cpp", (DL_FUNC) &_noisylabels_ld_fit_cpp, 6},
+    {"_noisylabels_ld_fit_cpp", (DL_FUNC) &_noisylabels_ld_fit_cpp, 7},
     {"_noisylabels_ld_elbo_cpp", (DL_FUNC) &_noisylabels_ld_elbo_cpp, 9},
     {"_noisylabels_ld_update_cpp", (DL_FUNC) &_noisylabels_ld_update_cpp, 10},
     {"_noisylabels_ld_init_cpp", (DL_FUNC) &_noisylabels_ld_init_cpp, 10},
@@ -651,6 +669,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_chol_rank_one_cpp", (DL_FUNC) &_noisylabels_chol_rank_one_cpp, 3},
     {"_noisylabels_chol_timing_cpp", (DL_FUNC) &_noisylabels_chol_timing_cpp, 4},
     {"_noisylabels_minimize_box_cpp", (DL_FUNC) &_noisylabels_minimize_box_cpp, 5},
+    {"_noisylabels_monitor_demo_cpp", (DL_FUNC) &_noisylabels_monitor_demo_cpp, 6},
     {"_noisylabels_sgd_fit_cpp", (DL_FUNC) &_noisylabels_sgd_fit_cpp, 3},
     {"_noisylabels_sgd_choose_eta_cpp", (DL_FUNC) &_noisylabels_sgd_choose_eta_cpp, 3},
     {"_noisylabels_sgd_stream_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_stream_seconds_cpp, 2},

@@ -1012,7 +1012,11 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
     lo(j) = opt.lower(opt.free[j]);
     hi(j) = opt.upper(opt.free[j]);
   }
+  // Progress: the outer (epsilon) iterations when epsilon is learned, else
+  // the objective evaluations of the kernel optimiser (total unknown).
+  int evaluations = 0;
   Objective objective = [&](const VectorXd& tf, VectorXd& grad) -> double {
+    if (!opt.learn_epsilon) monitor.progress(++evaluations, -1);
     VectorXd lp = log_par;
     for (int j = 0; j < nf; ++j) lp(opt.free[j]) = tf(j);
     EpState st;
@@ -1089,6 +1093,7 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
         break;
       }
       res.outer_iterations = t;
+      monitor.progress(t, opt.max_outer);
       res.logz_trace.push_back(st.log_z);
       res.eps_trace.push_back(lik.epsilon);
       const double dtheta = nf > 0 ? (log_par - lp_old).cwiseAbs().maxCoeff() : 0.0;

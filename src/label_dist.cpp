@@ -513,7 +513,7 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
   fit.stop_reason = "iteration limit reached";
   for (int it = 1; it <= opt.max_iter; ++it) {
     monitor.check();
-    monitor.progress(it, opt.max_iter);
+    monitor.progress(it - 1, opt.max_iter);  // iterations done
     ld_update_c(prob, hy, st, sm, vb);
     block("C");
     fit.lbfgs_evaluations += ld_update_w(prob, hy, st, opt.lbfgs_max_iter, monitor);
@@ -560,7 +560,8 @@ LdFit ld_fit(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, Mon
   LdFit best;
   std::vector<double> finals;
   for (int r = 0; r < std::max(1, opt.restarts); ++r) {
-    LdFit f = ld_run(prob, hy, opt, ld_initial_state(prob, hy, opt, p_hat, r, opt.seed), monitor);
+    StageMonitor stage(monitor, r, std::max(1, opt.restarts));  // one display over all restarts
+    LdFit f = ld_run(prob, hy, opt, ld_initial_state(prob, hy, opt, p_hat, r, opt.seed), stage);
     finals.push_back(f.elbo.total());
     if (r == 0 || f.elbo.total() > best.elbo.total()) {
       best = std::move(f);

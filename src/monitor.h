@@ -1,7 +1,13 @@
 // Progress and interrupt interface between the C++ core and its host.
 // The core never calls R; the glue (rcpp_*.cpp) supplies a Monitor that polls
 // R's interrupt flag and drives a progress display. Core loops call
-// `monitor.check()` once per sweep/epoch/iteration.
+// `monitor.check()` once per sweep/epoch/iteration and `monitor.progress()`
+// where they know how far they are.
+//
+// Threads: a host may only be called from the thread that created it (R is
+// single-threaded). Monitors implement that themselves (RMonitor ignores
+// calls from other threads), so core code inside an OpenMP region may call
+// check()/progress() but must not rely on them there.
 #pragma once
 
 #include <stdexcept>
@@ -20,7 +26,9 @@ class Monitor {
   virtual ~Monitor() = default;
   // True if the host asked to stop.
   virtual bool interrupted() { return false; }
-  // Called with (step, total); total <= 0 if unknown.
+  // Called with (step, total): `step` units of `total` are done; total <= 0 if
+  // unknown. Steps may stop short of total (early convergence); the host
+  // closes its display when the fit returns.
   virtual void progress(int /*step*/, int /*total*/) {}
   void check() {
     if (interrupted()) throw Interrupted();
@@ -32,5 +40,27 @@ inline Monitor& null_monitor() {
   static Monitor m;
   return m;
 }
+
+// Runs a loop over `stages` stages of equal length (restarts, classes, folds)
+// against one display: stage s reporting (step, total) appears to the host as
+// (s * total + step, stages * total). Interrupts pass through unchanged.
+class StageMonitor : public Monitor {
+ public:
+  StageMonitor(Monitor& host, int stage, int stages)
+      : host_(host), stage_(stage), stages_(stages < 1 ? 1 : stages) {}
+  bool interrupted() override { return host_.interrupted(); }
+  void progress(int step, int total) override {
+    if (total <= 0) {
+      host_.progress(step, total);
+    } else {
+      host_.progress(stage_ * total + step, stages_ * total);
+    }
+  }
+
+ private:
+  Monitor& host_;
+  int stage_;
+  int stages_;
+};
 
 }  // namespace noisylabels

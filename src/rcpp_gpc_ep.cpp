@@ -158,8 +158,9 @@ Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
 Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
                           double sigma, bool learn_epsilon, std::string rule, bool learn_kernel,
                           Rcpp::IntegerVector free, const MapVec lower, const MapVec upper,
-                          int max_outer, int lbfgs_steps, Rcpp::List ep, double seed) {
-  RMonitor monitor;
+                          int max_outer, int lbfgs_steps, Rcpp::List ep, double seed,
+                          Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
+  RMonitor monitor(progress);
   const Kernel kernel = kernel_from_list(spec);
   FitOptions opt;
   opt.ep = ep_options_from_list(ep);
@@ -177,6 +178,7 @@ Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, doubl
   const MatrixXd xm = x;
   const FitResult r = fit_gpc_ep(xm, y, kernel, EpLikelihood{epsilon, sigma}, opt,
                                  seed_from(seed), monitor);
+  monitor.flush();
   Rcpp::List st = state_to_list(r.state);
   return Rcpp::List::create(
       Rcpp::Named("state") = st, Rcpp::Named("log_par") = r.log_par,

@@ -65,7 +65,8 @@ Rcpp::NumericVector elbo_to(const LdElbo& e) {
 // Whole fit with restarts.
 // [[Rcpp::export(.ld_fit)]]
 Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr,
-                      Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List options) {
+                      Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List options,
+                      Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   LdProblem prob = problem_from(x, s, group_ptr, pair_unit);
   LdOptions opt;
   opt.structured = Rcpp::as<bool>(options["structured"]);
@@ -82,8 +83,9 @@ Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_
   opt.debug = Rcpp::as<bool>(options["debug"]);
   opt.threads = Rcpp::as<int>(options["threads"]);
   opt.seed = static_cast<std::uint64_t>(Rcpp::as<double>(options["seed"]));
-  RMonitor monitor;
+  RMonitor monitor(progress);
   LdFit f = ld_fit(prob, hyper_from(hyper), opt, monitor);
+  monitor.flush();
   return Rcpp::List::create(
       Rcpp::Named("state") = state_to(f.state, prob), Rcpp::Named("elbo_trace") = f.elbo_trace,
       Rcpp::Named("changes_trace") = f.changes_trace, Rcpp::Named("block_deltas") = f.block_deltas,

@@ -3,6 +3,18 @@
 # system tools, Debian r-cran-* binaries where they exist, CRAN for the rest.
 # Idempotent: does nothing (in about a second) when all is present.
 set -euo pipefail
+# Optional extras, used only by their make targets:
+#   --site      Chromium (Debian's chromium) and playwright-core (npm, into
+#               tools/site-check/node_modules; no browser download) for `make site-check`
+#   --sanitize  valgrind for `make sanitize` / `make valgrind` (ASan/UBSan come with g++)
+EXTRA_SITE=0; EXTRA_SANITIZE=0
+for arg in "$@"; do
+  case "$arg" in
+    --site) EXTRA_SITE=1 ;;
+    --sanitize) EXTRA_SANITIZE=1 ;;
+    *) echo "install-deps: unknown option $arg (use --site, --sanitize)"; exit 2 ;;
+  esac
+done
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -43,4 +55,31 @@ if (length(need)) {
   bad <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
   if (length(bad)) stop("could not install: ", paste(bad, collapse = " "))
 }' "$CRAN_R"
+
+apt_optional() {
+  local need=""
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
+  done
+  if [ -n "$need" ]; then
+    echo "install-deps: apt-get install$need"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need \
+      || { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need; }
+  fi
+}
+if [ $EXTRA_SITE = 1 ]; then
+  apt_optional chromium
+  # Node (>= 18) with npm: keep one that is there (e.g. nodesource's nodejs
+  # bundles npm; Debian's npm package would conflict with it).
+  if ! command -v node > /dev/null || ! command -v npm > /dev/null; then apt_optional nodejs npm; fi
+  here="$(cd "$(dirname "$0")" && pwd)"
+  # playwright-core and the CDN libraries the check serves locally (package-lock.json)
+  if [ ! -d "$here/site-check/node_modules/playwright-core" ] || [ ! -d "$here/site-check/node_modules/mathjax" ]; then
+    echo "install-deps: npm ci (tools/site-check: playwright-core + pkgdown's CDN libraries)"
+    ( cd "$here/site-check" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent )
+  fi
+fi
+if [ $EXTRA_SANITIZE = 1 ]; then
+  apt_optional valgrind
+fi
 echo "install-deps: all dependencies present"

@@ -1,0 +1,105 @@
+# Progress reporting: cli progress bars for fits, progressr for work that runs
+# under future (cross-validation folds, repetitions).
+#
+# When progress is shown: `verbose = TRUE` or `FALSE` decides. With
+# `verbose = NULL` (the default of every function that takes it) the option
+# `noisylabels.progress` decides if set, else progress is shown in interactive
+# sessions only, so scripts, tests, knitr and R CMD check stay silent. cli
+# draws a bar only once it has run for `getOption("cli.progress_show_after")`
+# seconds (2 by default), so short fits show nothing either way. Fits run
+# inside a cross-validation fold never show their own bar.
+#
+# For fitting functions (gpr_loo(), gpr_pursuit(), ... can hook in the same way):
+#   R:   bar <- progress_bar("gpr_loo", verbose = verbose)
+#        res <- call_core(.gpr_loo_fit(..., progress = bar))
+#   C++: Rcpp::List gpr_loo_fit_cpp(..., Rcpp::Nullable<Rcpp::Function> progress = R_NilValue)
+#        { RMonitor monitor(progress); ... }   // src/rcpp_monitor.h
+#        and the core calls monitor.progress(step, total) in its loop.
+# An R loop calls the same function: bar(step, total). The bar closes when
+# the function that created it returns.
+
+#' Progress bars
+#'
+#' Fits that can run for more than a few seconds ([gpc_ep()],
+#' [label_dist_vb()], [cv_gpr_loo()], ...) show a \pkg{cli} progress bar.
+#' By default it appears in interactive sessions only, and only once a fit
+#' has run for two seconds (`options(cli.progress_show_after =)`).
+#'
+#' * `verbose = TRUE` in a call shows it, also in scripts; `verbose = FALSE`
+#'   hides it.
+#' * `options(noisylabels.progress = TRUE)` (or `FALSE`) sets the default for
+#'   all calls with `verbose = NULL`.
+#' * Cross-validation folds run through \pkg{future.apply}; their progress is
+#'   reported through \pkg{progressr} (when installed), with the user's
+#'   `progressr::handlers()` if set, else a cli bar, and reaches the session
+#'   from parallel workers too. The fits inside a fold show no bar of their own.
+#'
+#' @name noisylabels-progress
+#' @aliases noisylabels.progress
+#' @examples
+#' \dontrun{
+#' options(noisylabels.progress = TRUE)
+#' fit <- gpc_ep(x, y)                       # shows a bar after 2 s
+#' fit <- label_dist_vb(x, g, s, verbose = FALSE)  # never
+#' }
+NULL
+
+# TRUE if progress should be shown (see the topic above).
+progress_enabled <- function(verbose = NULL, call = parent.frame()) {
+  if (!is.null(verbose)) {
+    check_flag(verbose, "verbose", call = call)
+    return(verbose && !isTRUE(getOption("noisylabels.progress_nested")))
+  }
+  if (isTRUE(getOption("noisylabels.progress_nested"))) return(FALSE)
+  opt <- getOption("noisylabels.progress")
+  if (!is.null(opt)) return(isTRUE(opt))
+  interactive()
+}
+
+# A cli progress bar owned by the caller's frame, or NULL when progress is
+# off. Returns function(step, total): `step` units of `total` done (total
+# <= 0 or NA: unknown). It suits RMonitor (src/rcpp_monitor.h) and R loops.
+progress_bar <- function(name, total = NA, verbose = NULL, .envir = parent.frame()) {
+  if (!progress_enabled(verbose, call = .envir)) return(NULL)
+  id <- cli::cli_progress_bar(name = name, total = total, .envir = .envir)
+  function(step, total = NA) {
+    if (!is.na(total) && total > 0) {
+      cli::cli_progress_update(id = id, set = step, total = total, .envir = .envir)
+    } else {
+      cli::cli_progress_update(id = id, set = step, .envir = .envir)
+    }
+    invisible(NULL)
+  }
+}
+
+# Close a bar made by progress_bar() now (else it closes when its frame exits).
+progress_done <- function(bar) {
+  if (is.null(bar)) return(invisible(NULL))
+  env <- environment(bar)
+  cli::cli_progress_done(id = env$id, .envir = env$.envir)
+  invisible(NULL)
+}
+
+# Evaluate `expr` (a fold/repetition loop that calls `tick()` once per unit)
+# with progress through progressr when it is installed and progress is on;
+# silent otherwise. Work inside runs with nested bars switched off.
+with_fold_progress <- function(steps, name, verbose, fun) {
+  nested <- function(...) {
+    old <- options(noisylabels.progress_nested = TRUE)
+    on.exit(options(old))
+    fun(...)
+  }
+  if (!progress_enabled(verbose) || !requireNamespace("progressr", quietly = TRUE)) {
+    return(nested(function() NULL))
+  }
+  # progressr enables its handlers in interactive sessions only; progress
+  # was asked for here (or the session is interactive), so enable them.
+  old <- options(progressr.enable = TRUE)
+  on.exit(options(old), add = TRUE)
+  handlers <- getOption("progressr.handlers")
+  if (is.null(handlers)) handlers <- list(progressr::handler_cli(enable = TRUE))
+  progressr::with_progress({
+    p <- progressr::progressor(steps = steps, label = name)
+    nested(function() p())
+  }, handlers = handlers, enable = TRUE, cleanup = TRUE)
+}

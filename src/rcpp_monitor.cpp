@@ -1,0 +1,40 @@
+// Glue test of the progress path (RMonitor + StageMonitor): a core-style loop
+// of `stages` x `steps` iterations reporting to an R callback, without a model
+// around it. Used by tests/testthat/test-progress.R.
+#include "rcpp_monitor.h"
+
+#include <thread>
+
+using namespace noisylabels;
+
+namespace {
+
+// What a core loop does: check for interrupts and report progress per step.
+void demo_loop(Monitor& monitor, int steps, int stop_at) {
+  for (int i = 1; i <= steps && i <= stop_at; ++i) {
+    monitor.check();
+    monitor.progress(i, steps);
+  }
+}
+
+}  // namespace
+
+// The loop stops after `stop_at` steps (early convergence). With
+// `other_thread`, it runs on a second thread, whose calls the
+// monitor must ignore (only R's main thread may call R).
+// [[Rcpp::export(.monitor_demo)]]
+int monitor_demo_cpp(SEXP progress, int steps, int stages, int min_interval_ms,
+                     bool other_thread = false, int stop_at = 2147483647) {
+  RMonitor monitor(progress, min_interval_ms);
+  for (int s = 0; s < stages; ++s) {
+    StageMonitor stage(monitor, s, stages);
+    if (other_thread) {
+      std::thread worker([&] { demo_loop(stage, steps, stop_at); });
+      worker.join();
+    } else {
+      demo_loop(stage, steps, stop_at);
+    }
+  }
+  monitor.flush();
+  return monitor.callback_calls();
+}

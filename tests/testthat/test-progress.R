@@ -1,0 +1,142 @@
+# Progress bars: when they show, and that the C++ monitor drives them.
+
+test_that("progress is off in non-interactive runs unless asked for", {
+  withr::local_options(noisylabels.progress = NULL, noisylabels.progress_nested = NULL)
+  expect_identical(progress_enabled(NULL), interactive())
+  expect_true(progress_enabled(TRUE))
+  expect_false(progress_enabled(FALSE))
+  withr::local_options(noisylabels.progress = TRUE)
+  expect_true(progress_enabled(NULL))
+  expect_false(progress_enabled(FALSE))  # the argument wins
+  withr::local_options(noisylabels.progress_nested = TRUE)  # inside a CV fold
+  expect_false(progress_enabled(NULL))
+  expect_false(progress_enabled(TRUE))
+  expect_null(progress_bar("x", verbose = FALSE))
+  expect_error(progress_enabled("yes"), class = "noisylabels_error_input")
+})
+
+test_that("the C++ monitor reports every step to R, across stages, from the main thread only", {
+  seen <- list()
+  record <- function(step, total) seen[[length(seen) + 1L]] <<- c(step, total)
+  calls <- .monitor_demo(record, steps = 5, stages = 3, min_interval_ms = 0)
+  expect_identical(calls, 15L)
+  m <- do.call(rbind, seen)
+  expect_equal(m[, 1], 1:15)          # stage s, step i -> s * 5 + i
+  expect_true(all(m[, 2] == 15))
+  # throttled: the first call and the final step get through
+  seen <- list()
+  calls <- .monitor_demo(record, steps = 1000, stages = 1, min_interval_ms = 60000)
+  expect_identical(calls, 2L)
+  expect_equal(do.call(rbind, seen)[, 1], c(1, 1000))
+  # a loop that stops short of its total: flush() sends the last step held back
+  seen <- list()
+  calls <- .monitor_demo(record, steps = 50, stages = 2, min_interval_ms = 60000)
+  expect_identical(calls, 2L)
+  expect_equal(do.call(rbind, seen)[, 1], c(1, 100))
+  seen <- list()
+  calls <- .monitor_demo(record, steps = 50, stages = 1, min_interval_ms = 60000, stop_at = 20)
+  expect_equal(do.call(rbind, seen), rbind(c(1, 50), c(20, 50)))
+  # no callback, or calls from a worker thread: R is never called
+  expect_identical(.monitor_demo(NULL, 5, 2, 0), 0L)
+  seen <- list()
+  expect_identical(.monitor_demo(record, 5, 2, 0, other_thread = TRUE), 0L)
+  expect_length(seen, 0)
+  # an R error in the callback unwinds the C++ loop and reaches R
+  expect_error(.monitor_demo(function(step, total) if (step == 3) stop("stop at 3"), 5, 1, 0),
+               "stop at 3")
+  expect_error(.monitor_demo("not a function", 5, 1, 0), "function")
+})
+
+# cli's "logger" handler writes one line per bar event; show bars at once.
+local_logged_bars <- function(env = parent.frame()) {
+  withr::local_options(cli.progress_show_after = 0, cli.progress_handlers_only = "logger",
+                       noisylabels.progress = NULL, .local_envir = env)
+}
+
+bar_lines <- function(expr) {
+  out <- utils::capture.output(expr, type = "output")
+  msg <- utils::capture.output(NULL, type = "message")
+  grep("cli-[0-9]+-[0-9]+ ", c(out, msg), value = TRUE)
+}
+
+test_that("label_dist_vb() drives a cli bar over its iterations only when asked", {
+  local_logged_bars()
+  set.seed(3)
+  sim <- sim_label_dist(U = 30, N = 60, group_size = 5, D = 2, n_test = 0)
+  lines <- utils::capture.output(fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist,
+                                                      verbose = TRUE, restarts = 2))
+  lines <- grep("cli-", lines, value = TRUE)
+  expect_match(lines[1], "0/400 created")  # max_iter 200 x 2 restarts
+  expect_match(lines[length(lines)], "terminated")
+  done <- as.integer(sub(".* ([0-9]+)/400 .*", "\\1", lines))
+  expect_false(is.unsorted(done))
+  expect_gte(done[length(done)], 200)      # the second restart counted on top of the first
+  silent <- utils::capture.output(label_dist_vb(sim$x, sim$groups, sim$label_dist, verbose = FALSE))
+  expect_length(grep("cli-", silent), 0)
+  silent <- utils::capture.output(label_dist_vb(sim$x, sim$groups, sim$label_dist))
+  expect_length(grep("cli-", silent), 0)   # testthat runs non-interactively
+  # the fit is the same with and without the bar
+  set.seed(1); a <- label_dist_vb(sim$x, sim$groups, sim$label_dist, verbose = FALSE)
+  set.seed(1); utils::capture.output(b <- label_dist_vb(sim$x, sim$groups, sim$label_dist, verbose = TRUE))
+  expect_identical(a$zeta, b$zeta)
+  # tuning: one bar over grid points x folds
+  lines <- utils::capture.output(label_dist_vb(sim$x, sim$groups, sim$label_dist, verbose = TRUE,
+                                               tune = list(alpha_s = c(5, 20)), folds = 2))
+  expect_true(any(grepl("4/4 ", lines)))
+  expect_error(label_dist_vb(sim$x, sim$groups, sim$label_dist, verbose = "yes"),
+               class = "noisylabels_error_input")
+})
+
+test_that("gpc_ep() drives a cli bar (epsilon iterations, optimiser evaluations, classes)", {
+  local_logged_bars()
+  set.seed(4)
+  x <- matrix(rnorm(120), 60)
+  y <- factor(ifelse(x[, 1] + rnorm(60, sd = 0.3) > 0, "a", "b"))
+  lines <- grep("cli-", utils::capture.output(fit <- gpc_ep(x, y, verbose = TRUE)), value = TRUE)
+  expect_match(lines[1], "0/50 created")   # max_outer = 50
+  expect_match(lines[length(lines)], paste0(fit$outer_iterations, "/50 terminated"))
+  lines <- grep("cli-", utils::capture.output(gpc_ep(x, y, epsilon = 0.1, verbose = TRUE)), value = TRUE)
+  expect_match(lines[1], "0/NA created")   # evaluations: total unknown
+  expect_match(lines[length(lines)], "[1-9][0-9]*/NA terminated")
+  expect_length(grep("cli-", utils::capture.output(gpc_ep(x, y))), 0)
+  y3 <- factor(cut(x[, 1], c(-Inf, -0.5, 0.5, Inf), labels = c("a", "b", "c")))
+  lines <- grep("cli-", utils::capture.output(suppressMessages(
+    gpc_ep(x, y3, multiclass = "ovr", verbose = TRUE))), value = TRUE)
+  expect_match(lines[1], "0/3 created")    # one bar over the classes, none per class
+  expect_length(grep("created", lines), 1)
+  expect_match(lines[length(lines)], "3/3 terminated")
+})
+
+test_that("cv_gpr_loo() reports one step per fold through progressr", {
+  skip_if_not_installed("progressr")
+  set.seed(5)
+  d <- sim_tang1d(n = 20, n_corrupted = 4)
+  steps <- 0
+  handler <- progressr::make_progression_handler("count", reporter = list(
+    update = function(config, state, progression, ...) steps <<- state$step), enable = TRUE)
+  withr::local_options(progressr.handlers = list(handler))
+  cv <- cv_gpr_loo(cbind(x = d$data$x), d$data$y, lambda = c(0, 3), folds = 4, restarts = 1,
+                   verbose = TRUE)
+  expect_equal(steps, 4)
+  steps <- 0
+  cv <- cv_gpr_loo(cbind(x = d$data$x), d$data$y, lambda = c(0, 3), folds = 4, restarts = 1)
+  expect_equal(steps, 0)
+  expect_error(cv_gpr_loo(cbind(x = d$data$x), d$data$y, verbose = 1), class = "noisylabels_error_input")
+})
+
+test_that("lapply_folds() runs the fold function of a caller with dots, with and without progress", {
+  # future.apply passes the caller's `...` (a global of the fold function) on
+  # as FUN's dots; cv_sgd_robust() broke on that once.
+  caller <- function(verbose, ...) {
+    one <- function(k) k * length(list(...))
+    unlist(lapply_folds(3, one, verbose = verbose))
+  }
+  expect_equal(caller(FALSE, a = 1, b = 2), c(2, 4, 6))
+  skip_if_not_installed("progressr")
+  steps <- 0
+  handler <- progressr::make_progression_handler("count", reporter = list(
+    update = function(config, state, progression, ...) steps <<- state$step), enable = TRUE)
+  withr::local_options(progressr.handlers = list(handler))
+  expect_equal(caller(TRUE, a = 1, b = 2), c(2, 4, 6))
+  expect_equal(steps, 3)
+})
