@@ -72,8 +72,12 @@ test_that("objective and gradients match plain R and finite differences", {
 
 test_that("forward pursuit finds planted outliers", {
   d <- planted()
-  fit <- gpr_pursuit(d$x, d$y, direction = "forward", n_outliers = 0:6)
+  # n = 40: exact recovery needs the multiplicity-adjusted price of "ebic";
+  # the default "bic" (0.5 log 40 = 1.8 nats per outlier) adds inliers
+  fit <- gpr_pursuit(d$x, d$y, direction = "forward", n_outliers = 0:6, selection = "ebic")
   expect_setequal(fit$support, d$out)
+  bic <- gpr_pursuit(d$x, d$y, direction = "forward", n_outliers = 0:6)
+  expect_true(all(d$out %in% bic$support))
   li <- label_issues(fit)
   expect_setequal(li$row[li$flagged], d$out)
   expect_true(all(noise_scores(fit)[d$out] > 0.9))
@@ -85,7 +89,7 @@ test_that("forward pursuit finds planted outliers", {
 test_that("backward pursuit recovers the outliers with a count schedule", {
   d <- planted(seed = 2)
   # the full-support level is nearly unidentifiable and may stop unconverged
-  fit <- suppressWarnings(gpr_pursuit(d$x, d$y, n_outliers = c(0:5, 10, 40)))
+  fit <- suppressWarnings(gpr_pursuit(d$x, d$y, n_outliers = c(0:5, 10, 40), selection = "ebic"))
   expect_setequal(fit$support, d$out)
   expect_equal(fit$trace$size[fit$trace$stage == "pursuit"], c(40, 10, 5:0))
 })
@@ -145,7 +149,7 @@ test_that("without outliers the support is empty and predictions match a standar
 
 test_that("rho is not added at training points queried as test points", {
   d <- planted()
-  fit <- gpr_pursuit(d$x, d$y, direction = "forward", n_outliers = 0:4)
+  fit <- gpr_pursuit(d$x, d$y, direction = "forward", n_outliers = 0:4, selection = "ebic")
   expect_setequal(fit$support, d$out)
   expect_true(all(fit$rho[d$out] > 1))
   p <- predict(fit, matrix(d$x[d$out]), se.fit = TRUE)
