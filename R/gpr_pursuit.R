@@ -495,14 +495,15 @@ pursuit_map_loglik <- function(steps) {
   vapply(steps, function(s) -s$nll - s$penalty, numeric(1))
 }
 
-# Refinement of the selected support: the pursuit visits only a few support
-# sizes, and the selected level can hold inliers (backward pursuit drops
-# points in blocks) or miss outliers. From the selected model, every point
-# whose own optimal rho_i (Lemma 1, the others fixed) raises the
-# log-likelihood by more than the rule's price per outlier forms the new
-# support; the model is refitted there (warm start) and kept if its score
-# beats the selected one. Up to three rounds, stopping at a support already
-# visited.
+# Refinement of the selection: the pursuit visits only a few support sizes,
+# and its best level can hold inliers (backward pursuit drops points in
+# blocks) or miss outliers. From each of the `starts` best models (by BIC),
+# the candidate support is the one that maximises the rule's score with the
+# Lemma-1 gains taken as additive (pursuit_candidates()); the model is
+# refitted there from a warm and a cold start, the better refit joins the
+# trace, and the step is repeated from it while its score improves on the
+# model it came from (at most `rounds` times), stopping at a support already
+# fitted. The caller selects the best-scoring model of the whole trace.
 pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit, backend,
                            cold_start, starts = 3L, rounds = 3L) {
   n <- length(ys)
