@@ -361,7 +361,7 @@ pursuit_hyperprior <- function(fl, d, standardized) {
 #'   previous level's values as the start. The default 10 gave fewer
 #'   factorizations and a higher likelihood of the selected model in the
 #'   n = 2000 benchmark (`inst/bench/gpr_pursuit/README.md`).
-#' @param refine_starts Number of trace models (the best-scoring ones) from
+#' @param refine_starts Number of trace models (the best ones by BIC) from
 #'   which the refinement step of the model selection starts (see
 #'   [gpr_pursuit()], argument `refine`).
 #' @param reuse_factor Reuse the factor at each optimum for scoring/evidence?
