@@ -81,10 +81,14 @@
 #' without corruption; `selection = "ebic"` flags about half as many there.
 #'
 #' @section Noise scores:
-#' `noise_scores()` returns `rho_i / (rho_i + sigma2)` of the selected model:
-#' the share of point `i`'s noise variance that is outlier variance, 0 off the
-#' support. `label_issues()` flags the selected support (or, with `threshold`,
-#' scores above it).
+#' `noise_scores()` returns `rho_i / (rho_i + sigma2)` of the selected model
+#' on its support: the share of point `i`'s noise variance that is outlier
+#' variance. Off the support it returns the same share for the point's own
+#' optimal `rho_i` in the selected model (Lemma 1, `max(0, e_i^2 - v_i)`), so
+#' the scores rank every label, also when the selection flags none (a point
+#' can be worth less than the rule's price and still be the most suspect).
+#' `label_issues()` flags the selected support (or, with `threshold`, scores
+#' above it).
 #'
 #' @param x Numeric matrix or data frame of inputs, or a formula (the
 #'   formula method also accepts it by name, `formula = y ~ x1`). Exact
@@ -574,11 +578,17 @@ new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, selection, refine,
                       sigma2 = vapply(steps, function(s) exp(s$log_noise), numeric(1)) * y_scale^2)
   st <- steps[[sel]]
   kern <- kernel_unflatten(kernel, st$log_par)
+  # Lemma-1 optimal rho of every point in the selected model (one more
+  # factorization): the noise score off the support.
+  rho_star <- call_core(.gpr_pursuit_lemma1(x, y, kernel_spec(kernel, st$log_par), st$mean,
+                                            exp(st$log_noise), st$rho))
+  rho_star[st$support] <- st$rho[st$support]
   structure(list(
-    support = sort(st$support), rho = st$rho * y_scale^2, s = if (parameterization == "convex") st$value else NULL,
+    support = sort(st$support), rho = st$rho * y_scale^2, rho_star = rho_star * y_scale^2,
+    s = if (parameterization == "convex") st$value else NULL,
     sigma2 = exp(st$log_noise) * y_scale^2, mean = y_center + y_scale * st$mean,
     kernel = kern, trace = trace, selected = sel, steps = steps,
-    factorizations = raw$factorizations, rank_one_updates = raw$rank_one_updates,
+    factorizations = raw$factorizations + 1, rank_one_updates = raw$rank_one_updates,
     stopped_early = raw$stopped_early, converged = all(trace$converged),
     iterations = sum(trace$iterations), n = n, n_par = sum(fl$free) + 2L,
     x = x, y = y, x_center = x_center, x_scale = x_scale, y_center = y_center, y_scale = y_scale,

@@ -98,7 +98,10 @@ nobs.gpr_pursuit <- function(object, ...) object$n
 #' @param object A `gpr_pursuit` fit.
 #' @export
 noise_scores.gpr_pursuit <- function(object, ...) {
-  object$rho / (object$rho + object$sigma2)
+  # rho_star: fitted rho on the support, Lemma-1 optimum elsewhere (fits
+  # made before it existed fall back to rho)
+  rho <- object$rho_star %||% object$rho
+  rho / (rho + object$sigma2)
 }
 
 #' @rdname gpr_pursuit

@@ -81,7 +81,8 @@ test_that("forward pursuit finds planted outliers", {
   li <- label_issues(fit)
   expect_setequal(li$row[li$flagged], d$out)
   expect_true(all(noise_scores(fit)[d$out] > 0.9))
-  expect_true(all(noise_scores(fit)[-d$out] == 0))
+  expect_true(all(noise_scores(fit)[-d$out] < 0.9))
+  expect_equal(noise_scores(fit)[d$out], (fit$rho / (fit$rho + fit$sigma2))[d$out])
   # forward adds points in order of Lemma-1 relevance: the planted ones first
   expect_setequal(fit$steps[[4]]$support, d$out)
 })
@@ -481,4 +482,25 @@ test_that("plot() works for a one-input formula fit and draws the fit's curve", 
   grid <- seq(min(d$x), max(d$x), length.out = 5)
   p <- ns$pursuit_predict_std(fit, matrix((grid - fit$x_center) / fit$x_scale))
   expect_equal(p, predict(fit, data.frame(x1 = grid)))
+})
+
+test_that("noise scores rank every label, also off the selected support", {
+  d <- planted(n = 40, seed = 26, out = c(5, 20, 33), shift = 3)
+  # only the empty model: nothing is flagged, the scores still rank
+  fit <- gpr_pursuit(d$x, d$y, direction = "forward", n_outliers = 0, refine = FALSE)
+  expect_length(fit$support, 0)
+  sc <- noise_scores(fit)
+  expect_setequal(order(sc, decreasing = TRUE)[1:3], d$out)
+  expect_equal(detection_metrics(sc, d$out)$auc, 1)
+  # off the support the score is the Lemma-1 share rho*/(rho* + sigma2):
+  # rho* checked against a brute-force 1-D maximisation of the likelihood
+  st <- fit$steps[[fit$selected]]
+  spec <- ns$kernel_spec(fit$kernel_std, st$log_par)
+  s2 <- exp(st$log_noise)
+  for (i in c(5, 12, 20)) {
+    f <- function(r) { rr <- st$rho; rr[i] <- r; r_nll(fit$x, fit$y, spec, st$mean, s2, rr) }
+    opt <- optimize(f, c(0, 100), tol = 1e-10)
+    best <- if (f(0) <= opt$objective) 0 else opt$minimum
+    expect_equal(sc[i], best / (best + s2), tolerance = 1e-4, info = paste("point", i))
+  }
 })
