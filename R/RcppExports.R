@@ -69,6 +69,10 @@
     .Call(`_noisylabels_gpr_pursuit_lemma1_cpp`, x, y, spec, mean, noise, rho)
 }
 
+.gpr_pursuit_gain <- function(x, y, spec, mean, noise, rho, backend) {
+    .Call(`_noisylabels_gpr_pursuit_gain_cpp`, x, y, spec, mean, noise, rho, backend)
+}
+
 .gpr_pursuit_predict <- function(x, y, spec, mean, noise, rho, xnew, backend) {
     .Call(`_noisylabels_gpr_pursuit_predict_cpp`, x, y, spec, mean, noise, rho, xnew, backend)
 }

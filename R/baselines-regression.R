@@ -66,8 +66,9 @@ gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson"
   check_number(trim, "trim", 0, 1, open_upper = TRUE)
   iterations <- check_count(iterations, "iterations")
   gp <- function(xx, yy) {
+    # refine = FALSE: a standard GP, no outlier variances at all
     gpr_pursuit(xx, yy, kernel = kernel, direction = "forward", n_outliers = 0L,
-                control = control)
+                refine = FALSE, control = control)
   }
   lambda <- NULL
   kept <- seq_along(y)

@@ -44,7 +44,12 @@ predict.gpr_pursuit <- function(object, newdata = NULL, type = c("response", "la
                                 se.fit = FALSE, average = object$average, ...) {
   type <- match_arg(type)
   check_flag(se.fit, "se.fit"); check_flag(average, "average")
-  xs <- pursuit_newx(object, newdata)
+  pursuit_predict_std(object, pursuit_newx(object, newdata), se.fit, average)
+}
+
+# Predictions at inputs already on the fit's standardised scale (predict()
+# and plot(), which draws its grid there and so needs no variable names).
+pursuit_predict_std <- function(object, xs, se.fit = FALSE, average = object$average) {
   ids <- if (average) which(object$trace$posterior > 1e-10) else object$selected
   w <- if (average) object$trace$posterior[ids] / sum(object$trace$posterior[ids]) else 1
   mu <- 0; second <- 0; noise <- 0
@@ -93,7 +98,10 @@ nobs.gpr_pursuit <- function(object, ...) object$n
 #' @param object A `gpr_pursuit` fit.
 #' @export
 noise_scores.gpr_pursuit <- function(object, ...) {
-  object$rho / (object$rho + object$sigma2)
+  # rho_star: fitted rho on the support, Lemma-1 optimum elsewhere (fits
+  # made before it existed fall back to rho)
+  rho <- object$rho_star %||% object$rho
+  rho / (rho + object$sigma2)
 }
 
 #' @rdname gpr_pursuit
@@ -115,7 +123,8 @@ label_issues.gpr_pursuit <- function(object, threshold = NULL, ...) {
 #' @export
 print.gpr_pursuit <- function(x, ...) {
   cli::cat_line("Robust GP regression by relevance pursuit (", x$direction, ", ",
-                x$parameterization, ")")
+                x$parameterization, ", selection ", x$selection %||% "botorch",
+                if (isTRUE(x$refine)) " + refinement" else "", ")")
   cli::cat_line(sprintf("  n = %d, kernel %s%s", x$n, x$kernel$type, if (x$kernel$ard) " (ARD)" else ""))
   cli::cat_line(sprintf("  outliers: %d (posterior %.3f)%s", length(x$support),
                         x$trace$posterior[x$selected],
@@ -123,7 +132,11 @@ print.gpr_pursuit <- function(x, ...) {
                                                       if (length(x$support) > 10) " ..." else "") else ""))
   cli::cat_line(sprintf("  sigma2 = %.4g, mean = %.4g, log-likelihood = %.2f",
                         x$sigma2, x$mean, x$trace$loglik[x$selected]))
-  cli::cat_line(sprintf("  support sizes visited: %s", paste(x$trace$size, collapse = " ")))
+  cli::cat_line(sprintf("  support sizes visited: %s%s",
+                        paste(x$trace$size[x$trace$stage == "pursuit"], collapse = " "),
+                        if (any(x$trace$stage == "refine"))
+                          paste0("; refined: ", paste(x$trace$size[x$trace$stage == "refine"], collapse = " "))
+                        else ""))
   cli::cat_line(sprintf("  %d factorizations, %d rank-one updates, %d L-BFGS iterations%s",
                         as.integer(x$factorizations), as.integer(x$rank_one_updates),
                         as.integer(x$iterations), if (x$converged) "" else " (not all converged)"))
@@ -135,7 +148,8 @@ summary.gpr_pursuit <- function(object, ...) {
   structure(list(call = object$call, n = object$n, direction = object$direction,
                  parameterization = object$parameterization, coef = coef(object),
                  trace = object$trace, selected = object$selected, support = object$support,
-                 prior_mean = object$prior_mean, factorizations = object$factorizations,
+                 prior_mean = object$prior_mean, selection = object$selection %||% "botorch",
+                 refine = isTRUE(object$refine), factorizations = object$factorizations,
                  converged = object$converged),
             class = "summary.gpr_pursuit")
 }
@@ -144,12 +158,16 @@ summary.gpr_pursuit <- function(object, ...) {
 print.summary.gpr_pursuit <- function(x, ...) {
   cli::cat_line("Robust GP regression by relevance pursuit")
   if (!is.null(x$call)) cli::cat_line("Call: ", paste(deparse(x$call), collapse = " "))
-  cli::cat_line(sprintf("%s pursuit, %s parameterisation, n = %d, prior mean of |S| = %s",
-                        x$direction, x$parameterization, x$n, format(x$prior_mean)))
+  cli::cat_line(sprintf("%s pursuit, %s parameterisation, n = %d, selection %s%s",
+                        x$direction, x$parameterization, x$n, x$selection,
+                        if (isTRUE(x$refine)) " + refinement" else ""))
+  if (x$selection %in% c("botorch", "paper")) {
+    cli::cat_line(sprintf("prior mean of |S| = %s", format(x$prior_mean)))
+  }
   cli::cat_line("\nHyperparameters (response scale; length-scales on standardised inputs):")
   print(signif(x$coef, 4))
   cli::cat_line("\nPosterior over the support size (* = selected):")
-  tr <- x$trace[, c("size", "loglik", "log_prior", "score", "posterior", "iterations", "converged")]
+  tr <- x$trace[, c("stage", "size", "loglik", "log_prior", "score", "posterior", "iterations", "converged")]
   tr$sel <- ifelse(seq_len(nrow(tr)) == x$selected, "*", "")
   print(format(tr, digits = 4), row.names = FALSE)
   cli::cat_line(sprintf("\nOutliers (%d): %s", length(x$support),
@@ -184,7 +202,10 @@ plot.gpr_pursuit <- function(x, which = 1:2, ...) {
     if (ncol(x$x) == 1L) {
       xr <- x$x[, 1] * x$x_scale + x$x_center
       grid <- seq(min(xr), max(xr), length.out = 200)
-      p <- predict(x, matrix(grid), se.fit = TRUE)
+      # the grid goes in on the standardised scale: a formula fit's predict()
+      # would want a data frame with the formula's variable names
+      p <- pursuit_predict_std(x, matrix((grid - x$x_center) / x$x_scale), se.fit = TRUE,
+                               average = x$average)
       graphics::plot(xr, yy, col = col, pch = ifelse(out, 4, 16), xlab = colnames(x$x)[1],
                      ylab = "y", ...)
       graphics::polygon(c(grid, rev(grid)), c(p$fit - 2 * p$sd, rev(p$fit + 2 * p$sd)),

@@ -301,6 +301,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gpr_pursuit_gain_cpp
+Eigen::VectorXd gpr_pursuit_gain_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, std::string backend);
+RcppExport SEXP _noisylabels_gpr_pursuit_gain_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP backendSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type mean(meanSEXP);
+    Rcpp::traits::input_parameter< double >::type noise(noiseSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type rho(rhoSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_gain_cpp(x, y, spec, mean, noise, rho, backend));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpr_pursuit_predict_cpp
 Rcpp::List gpr_pursuit_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, const MapMat xnew, std::string backend);
 RcppExport SEXP _noisylabels_gpr_pursuit_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP xnewSEXP, SEXP backendSEXP) {
@@ -652,6 +669,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 10},
     {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},
+    {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 7},
     {"_noisylabels_gpr_pursuit_predict_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_predict_cpp, 8},
     {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 6},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},

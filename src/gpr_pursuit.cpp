@@ -230,6 +230,18 @@ VectorXd lemma1_optimal_rho(const Cholesky& chol, const VectorXd& r, const Vecto
   return out;
 }
 
+VectorXd lemma1_gain(const Cholesky& chol, const VectorXd& r, const VectorXd& rho) {
+  const LooQuantities q = loo_quantities(chol, r);
+  VectorXd out(r.size());
+  for (int i = 0; i < r.size(); ++i) {
+    const double e = q.residual(i);
+    const double v = q.variance(i) - rho(i);  // 1/P_ii = v_i + rho_i
+    const double ratio = v > 0 ? e * e / v : 0.0;
+    out(i) = ratio > 1.0 ? 0.5 * (ratio - 1.0 - std::log(ratio)) : 0.0;
+  }
+  return out;
+}
+
 namespace {
 
 struct Dense {
@@ -291,7 +303,14 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
     levels.erase(std::remove_if(levels.begin(), levels.end(), [n](int k) { return k >= n; }),
                  levels.end());
   } else {
-    levels.erase(std::remove_if(levels.begin(), levels.end(), [](int k) { return k <= 0; }),
+    for (int i : opt.initial_support) {
+      if (i < 0 || i >= n) throw std::invalid_argument("gpr_pursuit: initial support index outside [1, n]");
+    }
+    support = opt.initial_support;
+    std::sort(support.begin(), support.end());
+    support.erase(std::unique(support.begin(), support.end()), support.end());
+    const int m0 = static_cast<int>(support.size());
+    levels.erase(std::remove_if(levels.begin(), levels.end(), [m0](int k) { return k <= m0; }),
                  levels.end());
   }
 
@@ -417,6 +436,16 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
   };
 
   if (opt.reset_rho) value.setZero();
+  if (!opt.backward && !support.empty() && opt.coordinate_steps && opt.reseed_sweeps > 0) {
+    // Initial support: start its values at their Lemma-1 optima, as the
+    // backward pursuit's reseeding does, instead of at 0.
+    VectorXd z_init = pack(dense, value, support);
+    model.coordinate_sweeps(z_init, support, opt.reseed_sweeps);
+    const double vmax_init = opt.convex ? opt.s_max : opt.rho_max;
+    for (std::size_t j = 0; j < support.size(); ++j) {
+      value(support[j]) = std::min(std::max(z_init(p + 2 + static_cast<int>(j)), 0.0), vmax_init);
+    }
+  }
   VectorXd z = fit();
   for (int level : levels) {
     monitor.check();

@@ -56,6 +56,11 @@ struct PursuitOptions {
   // sweeps before the fit, instead of keeping the previous level's values
   // (0 = keep them).
   int reseed_sweeps = 10;
+  // Forward pursuit: start from this support (0-based) instead of the empty
+  // one; its values start at their Lemma-1 optima (up to reseed_sweeps
+  // coordinate sweeps from 0). With no levels this refits the model at a
+  // given support (the refinement step of gpr_pursuit()'s model selection).
+  std::vector<int> initial_support;
   BoxOptions box;
   JitterPolicy jitter;
   // Optional log-normal priors on the dense parameters (MAP, as GPyTorch):
@@ -154,6 +159,15 @@ class PursuitModel {
 // rho_i* = max(0, e_i^2 - v_i) with e_i the LOO residual and v_i the LOO
 // variance *without* rho_i (1/P_ii = v_i + rho_i), computed with r = y - m.
 VectorXd lemma1_optimal_rho(const Cholesky& chol, const VectorXd& r, const VectorXd& rho);
+
+// Gain in log marginal likelihood from giving point i its own optimal rho_i
+// with everything else fixed (Lemma 1): with e_i the LOO residual and v_i the
+// LOO variance without rho_i, log N(e; 0, e^2) - log N(e; 0, v) =
+// (q - 1 - log q) / 2 for q = e_i^2 / v_i > 1, else 0. Computed from one
+// factor of the current K, for every point (support or not). A penalised
+// selection rule keeps point i on the support iff its gain exceeds the
+// rule's price per outlier.
+VectorXd lemma1_gain(const Cholesky& chol, const VectorXd& r, const VectorXd& rho);
 
 // Relevance pursuit (spec §3): the trace of fitted models over the levels.
 PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel kernel,

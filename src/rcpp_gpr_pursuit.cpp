@@ -26,6 +26,9 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   if (ctl.containsElementNamed("profiled")) o.profiled = Rcpp::as<bool>(ctl["profiled"]);
   if (ctl.containsElementNamed("profile_sweeps")) o.profile_sweeps = Rcpp::as<int>(ctl["profile_sweeps"]);
   if (ctl.containsElementNamed("reseed_sweeps")) o.reseed_sweeps = Rcpp::as<int>(ctl["reseed_sweeps"]);
+  if (ctl.containsElementNamed("initial_support") && !Rf_isNull(ctl["initial_support"])) {
+    for (int i : Rcpp::as<std::vector<int>>(ctl["initial_support"])) o.initial_support.push_back(i - 1);
+  }
   o.box.max_iter = Rcpp::as<int>(ctl["max_iter"]);
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);
@@ -112,6 +115,22 @@ Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::Lis
   Cholesky chol(k);
   const Eigen::VectorXd r = y.array() - mean;
   return lemma1_optimal_rho(chol, r, rho);
+}
+
+// Lemma-1 gain in log marginal likelihood of each point's own optimal rho_i.
+// [[Rcpp::export(.gpr_pursuit_gain)]]
+Eigen::VectorXd gpr_pursuit_gain_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
+                                     double mean, double noise, const MapVec rho,
+                                     std::string backend) {
+  JitterPolicy jitter;
+  jitter.backend = backend_from_string(backend);
+  Kernel kernel = kernel_from_list(spec);
+  Eigen::MatrixXd k = kernel.gram(x);
+  k.diagonal().array() += noise;
+  k.diagonal() += rho;
+  Cholesky chol(std::move(k), jitter);
+  const Eigen::VectorXd r = y.array() - mean;
+  return lemma1_gain(chol, r, rho);
 }
 
 // [[Rcpp::export(.gpr_pursuit_predict)]]
