@@ -270,7 +270,7 @@ check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame
     }
     if (anyNA(idx)) {
       bad <- unique(lab_chr[is.na(idx)])
-      abort_input(c("{cli::qty(length(bad))}Label{?s} {.val {bad}} {?is/are} not among the columns of {.arg pred_probs} ({.val {classes}}).",
+      abort_input(c("{cli::qty(length(bad))}Label{?s} {.val {bad}} {cli::qty(length(bad))}{?is/are} not among the columns of {.arg pred_probs} ({.val {classes}}).",
                     "i" = "Give {.arg pred_probs} one column per class, named by class."),
                   class = "noisylabels_error_label_range", call = call)
     }
@@ -285,7 +285,7 @@ check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame
     idx <- as.integer(lab - base + 1)
     if (any(idx < 1L | idx > k)) {
       bad <- unique(lab[idx < 1L | idx > k])
-      abort_input(c("{cli::qty(length(bad))}Label{?s} {.val {bad}} {?is/are} outside the {k} column{?s} of {.arg pred_probs}.",
+      abort_input(c("{cli::qty(length(bad))}Label{?s} {.val {bad}} {cli::qty(length(bad))}{?is/are} outside the {k} column{?s} of {.arg pred_probs}.",
                     "i" = "Integer labels must be 1..{k} (or 0..{k - 1}), the column of their class."),
                   class = "noisylabels_error_label_range", call = call)
     }
@@ -297,8 +297,8 @@ check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame
   counts <- tabulate(idx, k)
   if (any(counts == 0L)) {
     empty <- classes[counts == 0L]
-    abort_input(c("{cli::qty(length(empty))}Class{?es} {.val {empty}} ha{?s/ve} no labelled example{?s}.",
-                  "i" = "Drop the column{?s} of {.arg pred_probs} for classes that never occur (and renormalise the rows), or add examples."),
+    abort_input(c("{cli::qty(length(empty))}Class{?es} {.val {empty}} {cli::qty(length(empty))}ha{?s/ve} no labelled example{?s}.",
+                  "i" = "Drop the {cli::qty(length(empty))}column{?s} of {.arg pred_probs} for classes that never occur (and renormalise the rows), or add examples."),
                 class = "noisylabels_error_empty_class", call = call)
   }
   list(labels = idx, pred_probs = pred_probs, classes = classes, counts = counts,
