@@ -178,7 +178,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       adjust = FALSE,
                                       flag_by = c("rank", "prune_by_noise_rate", "prune_by_class",
                                                   "both", "confident_joint"),
-                                      n_issues = NULL, gp_subsample = 2000, gp_max_dim = 5,
+                                      n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
                                       max_classes = 10, verbose = interactive(), ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
