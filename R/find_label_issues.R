@@ -60,10 +60,11 @@
 #' fitted on a subsample of at most `gp_subsample` rows ([gpr_baseline()],
 #' ARD RBF kernel) and whose exact leave-one-out means and sds at full `n`
 #' come from one dense factorisation (10,000 rows: about 30 s and 2.4 GB);
-#' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns and
+#' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns, its
+#' three n x n matrices fit in `getOption("noisylabels.max_gb", 8)` GB, and
 #' its leave-one-out predictions fit better than the forest's (smaller median
 #' absolute residual), and the forest otherwise. Why the dimension rule: on
-#' the air-quality table (17 input columns, errors clustered in feature space)
+#' the air-quality table (16 input columns, errors clustered in feature space)
 #' the GP predicts better but absorbs the clustered errors and detects them
 #' worse than the forest (AUROC 0.53 against 0.59), so a fit criterion alone
 #' picks the wrong model; on the telomere table (2 columns) the GP is far
@@ -89,7 +90,9 @@
 #' @param sd Optional standard deviations of `predictions` (predictive sd of
 #'   each label, including its noise), one per label or one number.
 #' @param method `"auto"`, `"forest"`, `"gp"` (regression), `"gpc_ep"`
-#'   (classification, package GP classifier as the out-of-fold model),
+#'   (classification, package GP classifier as the out-of-fold model, one-vs-rest
+#'   for more than two classes), `"sgd_robust"` (binary classification, the
+#'   package's robust linear classifier with Platt-scaled margins),
 #'   `"gpr_loo"`, `"gpr_pursuit"` (fit the model and use its noise scores), or
 #'   a fitted model of this package.
 #' @param task `"auto"` (numeric labels with more than `max_classes` distinct
@@ -243,10 +246,10 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   }
   named <- if (is.character(method) && length(method) == 1L) method else ""
   allowed <- if (task == "regression") c("auto", "forest", "gp", "gpr_loo", "gpr_pursuit")
-             else c("auto", "forest", "gpc_ep")
+             else c("auto", "forest", "gpc_ep", "sgd_robust")
   if (!named %in% allowed) {
     abort_input(c("{.arg method} must be one of {.or {.val {allowed}}} for {task}, or a fitted model of this package.",
-                  "i" = if (task == "classification") "For binary labels, {.fn sgd_robust} fits can be passed as {.arg method}."),
+                  "i" = "A fitted {.fn gpr_loo}, {.fn gpr_pursuit}, {.fn gpc_ep}, {.fn sgd_robust} or {.fn label_dist_vb} model can be passed as {.arg method}."),
                 class = "noisylabels_error_choice")
   }
   if (named %in% c("gpr_loo", "gpr_pursuit")) {
@@ -324,6 +327,10 @@ classification_oof <- function(x, y, method, folds, verbose) {
   if (method == "auto") method <- if (requireNamespace("ranger", quietly = TRUE)) "forest" else "gpc_ep"
   if (method == "forest") require_ranger()
   if (method == "gpc_ep") check_dense_memory(n, copies = 4)
+  if (method == "sgd_robust" && k != 2L) {
+    abort_input(c("{.code method = \"sgd_robust\"} is a binary classifier; {.arg y} has {k} classes.",
+                  "i" = "Use {.code method = \"forest\"} or {.code \"gpc_ep\"} (one-vs-rest), or pass your own model's {.arg pred_probs}."))
+  }
   fold_id <- make_folds(y, folds)
   one <- function(f) {
     tr <- fold_id != f
@@ -332,6 +339,18 @@ classification_oof <- function(x, y, method, folds, verbose) {
       fit <- ranger::ranger(x = as.data.frame(x[tr, , drop = FALSE]), y = y[tr], probability = TRUE,
                             num.threads = 1L, seed = draw_seed())
       pr <- predict(fit, as.data.frame(x[te, , drop = FALSE]), num.threads = 1L)$predictions
+    } else if (method == "sgd_robust") {
+      # A linear classifier with a bounded robust loss gives margins, not
+      # probabilities: Platt scaling (a logistic regression of the training
+      # labels on the training margins) turns them into P(second level).
+      ytr <- droplevels(y[tr])
+      fit <- sgd_robust(x[tr, , drop = FALSE], ytr)
+      link_tr <- predict(fit, x[tr, , drop = FALSE], type = "link")
+      platt <- stats::glm.fit(cbind(1, link_tr), as.numeric(ytr == levels(ytr)[2]),
+                              family = stats::binomial())
+      eta <- drop(cbind(1, predict(fit, x[te, , drop = FALSE], type = "link")) %*% platt$coefficients)
+      pr <- cbind(1 - stats::plogis(eta), stats::plogis(eta))
+      colnames(pr) <- levels(ytr)
     } else {
       ytr <- droplevels(y[tr])
       fit <- if (nlevels(ytr) == 2L) gpc_ep(x[tr, , drop = FALSE], ytr)
@@ -351,7 +370,9 @@ classification_oof <- function(x, y, method, folds, verbose) {
   probs <- probs / rowSums(probs)
   list(pred_probs = probs,
        method = sprintf("%s, %d-fold out-of-fold probabilities",
-                        if (method == "forest") "ranger probability forest" else "gpc_ep", folds))
+                        switch(method, forest = "ranger probability forest",
+                               sgd_robust = "sgd_robust with Platt scaling", gpc_ep = "gpc_ep"),
+                        folds))
 }
 
 # ---- regression -----------------------------------------------------------
@@ -451,7 +472,10 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, verbos
   if (method == "auto" && !has_ranger) method <- "gp"
   forest <- gp <- NULL
   if (method %in% c("auto", "forest")) forest <- forest_oof(x, y, folds, verbose)
-  if (method == "gp" || (method == "auto" && ncol(x) <= gp_max_dim)) {
+  # The dense operator holds three n x n matrices; beyond the memory option
+  # "auto" keeps to the forest (a Vecchia operator would lift this).
+  dense_ok <- 3 * 8 * as.double(nrow(x))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
+  if (method == "gp" || (method == "auto" && ncol(x) <= gp_max_dim && dense_ok)) {
     gp <- gp_loo_oof(x, y, subsample = gp_subsample, approx = "dense")
   }
   choice <- NULL
@@ -461,6 +485,7 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, verbos
     use_gp <- !is.null(gp) && mad_gp < mad_forest
     choice <- data.frame(model = c("forest", "gp"), median_abs_residual = c(mad_forest, mad_gp),
                          dimension_ok = c(TRUE, ncol(x) <= gp_max_dim),
+                         memory_ok = c(TRUE, dense_ok),
                          chosen = c(!use_gp, use_gp))
     method <- if (use_gp) "gp" else "forest"
   }

@@ -335,3 +335,45 @@ test_that("on the real telomere table the default finds the recorded errors", {
                                                verbose = FALSE))
   expect_gt(detection_metrics(noise_scores(res), d$true_error == 1)$auc, 0.97)
 })
+
+test_that("the package's GP classifier is a source of out-of-fold probabilities", {
+  skip_on_cran()
+  set.seed(12)
+  n <- 80
+  x <- matrix(stats::rnorm(2 * n), n)
+  y <- factor(ifelse(x[, 1] - x[, 2] > 0, "up", "down"))
+  flip <- c(3, 17, 41, 66)
+  y[flip] <- ifelse(y[flip] == "up", "down", "up")
+  res <- find_label_issues(x, y, method = "gpc_ep", folds = 4, verbose = FALSE)
+  expect_match(res$method, "gpc_ep")
+  expect_equal(dim(res$pred_probs), c(n, 2L))
+  expect_equal(rowSums(res$pred_probs), rep(1, n))
+  expect_gt(detection_metrics(noise_scores(res), 1:n %in% flip)$auc, 0.85)
+})
+
+test_that("regression 'auto' keeps to the forest when the dense GP would not fit in memory", {
+  skip_if_not_installed("ranger")
+  set.seed(13)
+  x <- matrix(stats::runif(200), 100)
+  y <- x[, 1] + stats::rnorm(100, sd = 0.1)
+  withr::local_options(noisylabels.max_gb = 1e-4)
+  res <- find_label_issues(x, y, verbose = FALSE)
+  expect_match(res$method, "ranger")
+  expect_false(res$model_choice$memory_ok[res$model_choice$model == "gp"])
+  expect_error(find_label_issues(x, y, method = "gp", verbose = FALSE), class = "noisylabels_error_memory")
+})
+
+test_that("sgd_robust with Platt scaling is a source of out-of-fold probabilities", {
+  set.seed(14)
+  n <- 300
+  x <- matrix(stats::rnorm(3 * n), n)
+  y <- factor(ifelse(x[, 1] + 0.5 * x[, 2] > 0, "pos", "neg"), levels = c("neg", "pos"))
+  flip <- 1:15
+  y[flip] <- ifelse(y[flip] == "pos", "neg", "pos")
+  res <- find_label_issues(x, y, method = "sgd_robust", verbose = FALSE)
+  expect_match(res$method, "Platt")
+  expect_equal(rowSums(res$pred_probs), rep(1, n))
+  expect_gt(detection_metrics(noise_scores(res), 1:n %in% flip)$auc, 0.9)
+  expect_error(find_label_issues(x, factor(sample(letters[1:3], n, TRUE)), method = "sgd_robust"),
+               class = "noisylabels_error_input", regexp = "binary")
+})

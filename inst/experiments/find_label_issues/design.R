@@ -44,6 +44,23 @@ for (mns in c(5, 20, 50, 100)) {
 }
 r <- y - oof[["5"]]
 ev("forest 5 |r| / forest(|r|)", abs(r) / pmax(forest(abs(r)), 1e-8))
+# Refit without the 10% largest residuals of the first pass (trimming).
+keep <- abs(r) <= quantile(abs(r), 0.9)
+trimmed <- numeric(n)
+for (k in 1:5) {
+  tr <- folds != k & keep
+  f <- ranger::ranger(x = df[tr, , drop = FALSE], y = y[tr], num.threads = 1)
+  trimmed[folds == k] <- predict(f, df[folds == k, , drop = FALSE], num.threads = 1)$predictions
+}
+ev("forest 5, refit without top 10%", abs(y - trimmed))
+folds10 <- sample(rep_len(1:10, n))
+o10 <- numeric(n)
+for (k in 1:10) {
+  tr <- folds10 != k
+  f <- ranger::ranger(x = df[tr, , drop = FALSE], y = y[tr], num.threads = 1)
+  o10[!tr] <- predict(f, df[!tr, , drop = FALSE], num.threads = 1)$predictions
+}
+ev("forest 5, 10 folds", abs(y - o10))
 t0 <- proc.time()[[3]]
 gp <- noisylabels:::gp_loo_oof(x, y, subsample = 1500)
 cat(sprintf("GP hyperparameters + full-n LOO: %.0f s\n", proc.time()[[3]] - t0))
