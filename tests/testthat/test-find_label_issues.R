@@ -61,6 +61,11 @@ test_that("the classification path ranks, flags and suggests as computed by hand
   # with the largest p1 - p2 (row 5)
   pb <- find_label_issues(labels = y6, pred_probs = p6, flag_by = "prune_by_noise_rate")
   expect_equal(pb$label_issues$row[pb$label_issues$flagged], 5L)
+  rk <- find_label_issues(labels = y6, pred_probs = p6, flag_by = "rank")
+  expect_equal(rk$label_issues$row[rk$label_issues$flagged], 5L)
+  # prune by class: class 2 gives up round(C[2, 1]) = 1, its lowest p2 (row 5)
+  pc <- find_label_issues(labels = y6, pred_probs = p6, flag_by = "prune_by_class")
+  expect_equal(pc$label_issues$row[pc$label_issues$flagged], 5L)
   cj <- find_label_issues(labels = y6, pred_probs = p6, flag_by = "confident_joint")
   expect_equal(cj$label_issues$row[cj$label_issues$flagged], 5L)
   sc <- find_label_issues(labels = y6, pred_probs = p6, rank_by = "self_confidence")
@@ -68,7 +73,7 @@ test_that("the classification path ranks, flags and suggests as computed by hand
   nm <- find_label_issues(labels = y6, pred_probs = p6, rank_by = "normalized_margin")
   expect_equal(nm$label_issues$label_quality[order(nm$label_issues$row)],
                (p6[cbind(1:6, y6)] - p6[cbind(1:6, 3 - y6)] + 1) / 2)
-  fixed <- find_label_issues(labels = y6, pred_probs = p6, n_issues = 2)
+  fixed <- find_label_issues(labels = y6, pred_probs = p6, n_issues = 2, flag_by = "rank")
   expect_equal(sum(fixed$label_issues$flagged), 2L)
 })
 
@@ -114,9 +119,9 @@ test_that("the model-agnostic path depends only on the probabilities, not on the
 
 test_that("on class-conditional noise the ranking beats self-confidence and the flags beat prune-by-noise-rate", {
   set.seed(2)
-  auc_gain <- f1_gain <- numeric(3)
-  for (rep in 1:3) {
-    s <- sim_cl(3000, 5)
+  auc_gain <- f1_gain <- numeric(4)
+  for (rep in 1:4) {
+    s <- sim_cl(3000, c(3, 5, 10, 5)[rep])
     res <- find_label_issues(labels = s$given, pred_probs = s$p)
     self_conf <- 1 - s$p[cbind(seq_along(s$given), s$given)]
     auc_gain[rep] <- detection_metrics(noise_scores(res), s$wrong)$auc -
