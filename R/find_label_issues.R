@@ -114,6 +114,9 @@
 #' @param gp_subsample,gp_max_dim Regression GP settings (see "Regression").
 #' @param max_classes Numeric labels with at most this many distinct values
 #'   are treated as classes by `task = "auto"`.
+#' @param threads Threads per ranger fit (default 1: folds are the unit of
+#'   parallel work, spread by `future::plan()`; raise it under a sequential
+#'   plan on an otherwise idle machine). Results do not depend on it.
 #' @param verbose Show progress (default: in interactive sessions).
 #' @param na.action How the formula interface treats missing values.
 #' @param ... Passed from methods to the default method.
@@ -191,7 +194,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       flag_by = c("consensus", "rank", "prune_by_noise_rate",
                                                   "prune_by_class", "both", "confident_joint"),
                                       n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
-                                      max_classes = 10, verbose = interactive(), ...) {
+                                      max_classes = 10, threads = 1L, verbose = interactive(), ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
   task <- match_arg(task)
@@ -199,6 +202,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   flag_by <- match_arg(flag_by)
   check_flag(adjust, "adjust")
   check_flag(verbose, "verbose")
+  threads <- check_count(threads, "threads")
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
   start <- proc.time()[["elapsed"]]
   if (inherits(method, c("gpr_loo", "gpr_pursuit", "gpc_ep", "gpc_ep_ovr", "sgd_robust",
@@ -271,13 +275,14 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   if (task == "regression") {
     y <- check_y_numeric(y, n)
     oof <- regression_oof(x, y, method = named, folds = folds, gp_subsample = gp_subsample,
-                          gp_max_dim = gp_max_dim, verbose = verbose)
+                          gp_max_dim = gp_max_dim, threads = threads, verbose = verbose)
     res <- issues_regression(y, oof$mean, oof$sd, n_issues, method = oof$method)
     res$model_choice <- oof$choice
   } else {
     yf <- if (is.factor(y)) droplevels(y) else factor(y)
     if (nlevels(yf) < 2L) abort_input("{.arg y} has a single class; there is nothing to compare.")
-    probs <- classification_oof(x, yf, method = named, folds = folds, verbose = verbose)
+    probs <- classification_oof(x, yf, method = named, folds = folds, threads = threads,
+                                verbose = verbose)
     res <- issues_classification(yf, probs$pred_probs, rank_by, adjust, flag_by, n_issues,
                                  method = probs$method)
   }
@@ -331,7 +336,7 @@ issues_classification <- function(labels, pred_probs, rank_by, adjust, flag_by, 
 }
 
 # Out-of-fold class probabilities from the package's own or a suggested model.
-classification_oof <- function(x, y, method, folds, verbose) {
+classification_oof <- function(x, y, method, folds, threads, verbose) {
   n <- nrow(x)
   k <- nlevels(y)
   if (method == "auto") method <- if (requireNamespace("ranger", quietly = TRUE)) "forest" else "gpc_ep"
@@ -347,8 +352,8 @@ classification_oof <- function(x, y, method, folds, verbose) {
     te <- which(!tr)
     if (method == "forest") {
       fit <- ranger::ranger(x = as.data.frame(x[tr, , drop = FALSE]), y = y[tr], probability = TRUE,
-                            num.threads = 1L, seed = draw_seed())
-      pr <- predict(fit, as.data.frame(x[te, , drop = FALSE]), num.threads = 1L)$predictions
+                            num.threads = threads, seed = draw_seed())
+      pr <- predict(fit, as.data.frame(x[te, , drop = FALSE]), num.threads = threads)$predictions
     } else if (method == "sgd_robust") {
       # A linear classifier with a bounded robust loss gives margins, not
       # probabilities: Platt scaling (a logistic regression of the training
@@ -476,12 +481,12 @@ scale_mixture <- function(z, max_iter = 500L, tol = 1e-10, prior = c(1, 19)) {
 }
 
 # Out-of-fold means (and sds) for numeric labels.
-regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, verbose) {
+regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, threads, verbose) {
   has_ranger <- requireNamespace("ranger", quietly = TRUE)
   if (method == "forest") require_ranger()
   if (method == "auto" && !has_ranger) method <- "gp"
   forest <- gp <- NULL
-  if (method %in% c("auto", "forest")) forest <- forest_oof(x, y, folds, verbose)
+  if (method %in% c("auto", "forest")) forest <- forest_oof(x, y, folds, threads, verbose)
   # The dense operator holds three n x n matrices; beyond the memory option
   # "auto" keeps to the forest (a Vecchia operator would lift this).
   dense_ok <- 3 * 8 * as.double(nrow(x))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
@@ -510,7 +515,7 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, verbos
 # air-quality table (n = 7,344, errors clustered) min.node.size 5 / 20 / 50 /
 # 100 gave AUROC 0.587 / 0.592 / 0.604 / 0.618 and AUPRC 0.088 / 0.096 /
 # 0.107 / 0.120 (one seed; inst/experiments/find_label_issues/README.md).
-forest_oof <- function(x, y, folds, verbose, min_node_size = NULL, num_trees = 500L) {
+forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_trees = 500L) {
   require_ranger()
   n <- nrow(x)
   min_node_size <- min_node_size %||% max(5L, as.integer(ceiling(sqrt(n))))
@@ -519,8 +524,8 @@ forest_oof <- function(x, y, folds, verbose, min_node_size = NULL, num_trees = 5
   one <- function(f) {
     tr <- fold_id != f
     fit <- ranger::ranger(x = df[tr, , drop = FALSE], y = y[tr], num.trees = num_trees,
-                          min.node.size = min_node_size, num.threads = 1L, seed = draw_seed())
-    list(rows = which(!tr), mean = predict(fit, df[!tr, , drop = FALSE], num.threads = 1L)$predictions)
+                          min.node.size = min_node_size, num.threads = threads, seed = draw_seed())
+    list(rows = which(!tr), mean = predict(fit, df[!tr, , drop = FALSE], num.threads = threads)$predictions)
   }
   parts <- run_folds(folds, one, verbose, "Out-of-fold forest predictions")
   mean <- numeric(n)

@@ -243,3 +243,20 @@ replace_labels <- function(col, rows, new) {
   }
   col
 }
+
+#' @rdname find_label_issues-methods
+#' @return `tidy()`: the per-label data frame as a plain data frame (sorted by
+#'   decreasing score); `glance()`: one row with `task`, `method`, `n`,
+#'   `flagged`, `estimated_issues` and `time`.
+#' @export
+tidy.find_label_issues <- function(x, ...) {
+  as.data.frame(unclass(x$label_issues), stringsAsFactors = FALSE)
+}
+
+#' @rdname find_label_issues-methods
+#' @export
+glance.find_label_issues <- function(x, ...) {
+  data.frame(task = x$task, method = x$method, n = x$n, flagged = sum(x$label_issues$flagged),
+             estimated_issues = x$estimated_issues, time = x$time %||% NA_real_,
+             stringsAsFactors = FALSE)
+}

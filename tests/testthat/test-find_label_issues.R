@@ -382,3 +382,23 @@ test_that("sgd_robust with Platt scaling is a source of out-of-fold probabilitie
   expect_error(find_label_issues(x, factor(sample(letters[1:3], n, TRUE)), method = "sgd_robust"),
                class = "noisylabels_error_input", regexp = "binary")
 })
+
+test_that("tidy() and glance() follow the package's broom-style methods", {
+  res <- find_label_issues(labels = y6, pred_probs = p6)
+  td <- tidy(res)
+  expect_false(inherits(td, "noisylabels_issues"))
+  expect_equal(td$row, res$label_issues$row)
+  gl <- glance(res)
+  expect_equal(nrow(gl), 1L)
+  expect_equal(gl$flagged, 1L)
+  expect_equal(gl$estimated_issues, 1L)
+})
+
+test_that("printed results and error messages are stable", {
+  res <- find_label_issues(labels = y6, pred_probs = p6)
+  res$time <- 0
+  expect_snapshot(print(res))
+  expect_snapshot(print(summary(res)))
+  expect_snapshot(find_label_issues(labels = y6, pred_probs = p6 * 0.9), error = TRUE)
+  expect_snapshot(find_label_issues(labels = c(1, 1, 2, 2, 2, 3), pred_probs = p6), error = TRUE)
+})
