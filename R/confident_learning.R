@@ -96,7 +96,8 @@ cl_adjust <- function(pred_probs, thresholds) {
 # self-confidence ranking; with it, simulated uniform noise keeps the
 # self-confidence AUROC (within 5e-4) and class-conditional noise raises it
 # (0.976 -> 0.990 with 10 classes; tests/testthat/test-find_label_issues.R).
-# Returns the posterior of the given label and the most probable true class.
+# Returns the posterior of the given label, the most probable true class and
+# the n x K matrix of posteriors P(true = j | x_i, s_i).
 cl_posterior <- function(labels, pred_probs, calibrated) {
   k <- ncol(pred_probs)
   n <- length(labels)
@@ -111,7 +112,7 @@ cl_posterior <- function(labels, pred_probs, calibrated) {
   den <- rowSums(joint)
   post <- joint / ifelse(den > 0, den, 1)
   list(quality = pmin(pmax(post[cbind(seq_len(n), labels)], 0), 1),
-       suggested = max.col(post, ties.method = "first"))
+       suggested = max.col(post, ties.method = "first"), matrix = post)
 }
 
 # Label quality scores in [0, 1] (1 = clean) for the given labels.

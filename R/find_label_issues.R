@@ -51,7 +51,8 @@
 #' the labels counted off the diagonal of the confident joint.
 #' `suggested_label` is the most probable true class: the argmax of the
 #' posterior `T[s, j] P[i, j]` with `rank_by = "posterior"`, else of the
-#' (adjusted) probabilities.
+#' (adjusted) probabilities; for flagged labels, the most probable class
+#' other than the given one.
 #'
 #' @section Regression:
 #' With numeric labels, each label's residual `y - prediction` from an
@@ -320,6 +321,13 @@ issues_classification <- function(labels, pred_probs, rank_by, adjust, flag_by, 
       cl_prune_by_class(lab, p, cl$calibrated_joint),
     confident_joint = !is.na(cl$confident_class) & cl$confident_class != lab
   )
+  # A flagged label is believed wrong: suggest the most probable other class
+  # even where the posterior still (narrowly) favours the given one.
+  if (any(flagged)) {
+    alt <- if (rank_by == "posterior") post$matrix else probs
+    alt[cbind(seq_len(n), lab)] <- -Inf
+    suggested[flagged] <- max.col(alt, ties.method = "first")[flagged]
+  }
   as_label <- function(i) {
     if (chk$factor) factor(chk$classes[i], levels = chk$classes) else chk$classes[i]
   }

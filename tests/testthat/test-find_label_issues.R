@@ -402,3 +402,15 @@ test_that("printed results and error messages are stable", {
   expect_snapshot(find_label_issues(labels = y6, pred_probs = p6 * 0.9), error = TRUE)
   expect_snapshot(find_label_issues(labels = c(1, 1, 2, 2, 2, 3), pred_probs = p6), error = TRUE)
 })
+
+test_that("a flagged label is never suggested as its own correction", {
+  set.seed(15)
+  s <- sim_cl(2000, 4, asym = FALSE)
+  res <- find_label_issues(labels = s$given, pred_probs = s$p)
+  li <- res$label_issues[res$label_issues$flagged, ]
+  expect_gt(nrow(li), 0)
+  expect_true(all(as.character(li$suggested_label) != as.character(li$given_label)))
+  # Unflagged labels keep the posterior's argmax, which is mostly the given label.
+  kept <- res$label_issues[!res$label_issues$flagged, ]
+  expect_gt(mean(as.character(kept$suggested_label) == as.character(kept$given_label)), 0.9)
+})
