@@ -85,8 +85,9 @@
 #' Cross-validation folds run through [future.apply::future_lapply()] when
 #' future.apply is installed (in parallel under any `future::plan()`), with
 #' `future.seed = TRUE`, so `set.seed()` reproduces a result whatever the
-#' plan. A progress bar (progressr with the cli handler) is shown in
-#' interactive sessions or with `verbose = TRUE`.
+#' plan. A progress bar (progressr; the user's `progressr::handlers()` or a
+#' cli bar) is shown in interactive sessions or with `verbose = TRUE`, also
+#' for folds on parallel workers.
 #'
 #' @param x A formula, a numeric matrix or data frame of inputs, a fitted model
 #'   of this package, or missing (model-agnostic use with `labels`).
@@ -118,7 +119,9 @@
 #' @param threads Threads per ranger fit (default 1: folds are the unit of
 #'   parallel work, spread by `future::plan()`; raise it under a sequential
 #'   plan on an otherwise idle machine). Results do not depend on it.
-#' @param verbose Show progress (default: in interactive sessions).
+#' @param verbose Show a progress bar over the folds: `TRUE`, `FALSE`, or
+#'   `NULL` (default: the option `noisylabels.progress` if set, else only in
+#'   interactive sessions).
 #' @param na.action How the formula interface treats missing values.
 #' @param ... Passed from methods to the default method.
 #' @return An object of class `find_label_issues`: `label_issues` (data frame,
@@ -195,14 +198,14 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       flag_by = c("consensus", "rank", "prune_by_noise_rate",
                                                   "prune_by_class", "both", "confident_joint"),
                                       n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
-                                      max_classes = 10, threads = 1L, verbose = interactive(), ...) {
+                                      max_classes = 10, threads = 1L, verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
   task <- match_arg(task)
   rank_by <- match_arg(rank_by)
   flag_by <- match_arg(flag_by)
   check_flag(adjust, "adjust")
-  check_flag(verbose, "verbose")
+  verbose <- resolve_verbose(verbose)
   threads <- check_count(threads, "threads")
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
   start <- proc.time()[["elapsed"]]
@@ -596,8 +599,17 @@ make_folds <- function(y, folds, n = length(y)) {
   }
 }
 
-# Folds under future (any plan) with a progressr bar when asked for.
+# Folds under future (any plan) with a progressr bar when asked for. When
+# lapply_folds() reports progress itself (it takes `verbose`, as on the
+# progress-bar branch), it is left to do so, so that merging both gives one
+# bar; otherwise the folds are wrapped in a progressr progressor here. Fits
+# inside a fold never show a bar of their own (noisylabels.progress_nested).
 run_folds <- function(folds, fun, verbose, label) {
+  if ("verbose" %in% names(formals(lapply_folds))) {
+    return(lapply_folds(folds, fun, future_seed = TRUE, verbose = verbose, name = label))
+  }
+  old <- options(noisylabels.progress_nested = TRUE, progressr.enable = getOption("progressr.enable"))
+  on.exit(options(old), add = TRUE)
   use_progress <- verbose && requireNamespace("progressr", quietly = TRUE)
   body <- function() {
     tick <- if (use_progress) progressr::progressor(steps = folds) else function(...) invisible()
@@ -608,9 +620,23 @@ run_folds <- function(folds, fun, verbose, label) {
     }, future_seed = TRUE)
   }
   if (!use_progress) return(body())
-  handler <- if (requireNamespace("cli", quietly = TRUE)) progressr::handler_cli(format = paste(label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total}"))
-             else progressr::handler_txtprogressbar()
-  progressr::with_progress(body(), handlers = handler, enable = TRUE)
+  # progressr enables handlers in interactive sessions only; progress was
+  # asked for (verbose = TRUE in a script), so enable them for this call.
+  options(progressr.enable = TRUE)
+  handlers <- getOption("progressr.handlers") %||%
+    list(progressr::handler_cli(enable = TRUE,
+                                format = paste(label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total}")))
+  progressr::with_progress(body(), handlers = handlers, enable = TRUE)
+}
+
+# verbose = NULL: the option noisylabels.progress if set, else interactive().
+resolve_verbose <- function(verbose, call = parent.frame()) {
+  if (is.null(verbose)) {
+    opt <- getOption("noisylabels.progress")
+    return(if (is.null(opt)) interactive() else isTRUE(opt))
+  }
+  check_flag(verbose, "verbose", call = call)
+  verbose
 }
 
 require_ranger <- function(call = parent.frame()) {

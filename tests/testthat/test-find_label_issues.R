@@ -414,3 +414,20 @@ test_that("a flagged label is never suggested as its own correction", {
   kept <- res$label_issues[!res$label_issues$flagged, ]
   expect_gt(mean(as.character(kept$suggested_label) == as.character(kept$given_label)), 0.9)
 })
+
+test_that("verbose folds report progress through progressr and change nothing", {
+  skip_if_not_installed("ranger")
+  skip_if_not_installed("progressr")
+  set.seed(16)
+  x <- matrix(stats::rnorm(200), 100)
+  y <- x[, 1] + stats::rnorm(100, sd = 0.3)
+  ticks <- 0L
+  counter <- progressr::make_progression_handler("count", reporter = list(
+    update = function(config, state, progression, ...) ticks <<- ticks + 1L), enable = TRUE)
+  withr::local_options(progressr.handlers = list(counter))
+  withr::with_seed(3, loud <- find_label_issues(x, y, method = "forest", verbose = TRUE))
+  withr::with_seed(3, quiet <- find_label_issues(x, y, method = "forest", verbose = FALSE))
+  expect_gte(ticks, 5L)
+  expect_equal(loud$label_issues$score, quiet$label_issues$score)
+  expect_error(find_label_issues(x, y, verbose = "yes"), class = "noisylabels_error_input")
+})
