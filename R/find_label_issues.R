@@ -7,7 +7,8 @@
 #' `find_label_issues(labels = y, predictions = yhat, sd = s)` for numbers.
 #' A fitted model of this package (`gpr_loo()`, `gpr_pursuit()`, `gpc_ep()`,
 #' `sgd_robust()`, `label_dist_vb()`) can be passed as `x`, or named by
-#' `method`, and its own noise scores are put into the same result.
+#' `method`, and its own noise scores are put into the same result. Group
+#' label distributions (`groups`, `label_dist`) go to [label_dist_vb()].
 #'
 #' @section Classification: confident learning:
 #' From out-of-fold probabilities `P` (rows sum to 1, one column per class),
@@ -100,6 +101,11 @@
 #' @param predictions Out-of-fold predictions of numeric labels.
 #' @param sd Optional standard deviations of `predictions` (predictive sd of
 #'   each label, including its noise), one per label or one number.
+#' @param groups,label_dist Group membership and observed noisy label
+#'   distributions per group, as for [label_dist_vb()] (with `x` the
+#'   instances): the group-label-distribution case, fitted by
+#'   [label_dist_vb()]; its instance-level scores (1 - the largest posterior
+#'   class probability) go into the result.
 #' @param method `"auto"`, `"forest"`, `"gp"` (regression), `"gpc_ep"`
 #'   (classification, package GP classifier as the out-of-fold model, one-vs-rest
 #'   for more than two classes), `"sgd_robust"` (binary classification, the
@@ -191,7 +197,8 @@ find_label_issues.formula <- function(x, data, ..., na.action = stats::na.omit) 
 #' @rdname find_label_issues
 #' @export
 find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_probs = NULL,
-                                      predictions = NULL, sd = NULL, method = "auto",
+                                      predictions = NULL, sd = NULL, groups = NULL,
+                                      label_dist = NULL, method = "auto",
                                       task = c("auto", "classification", "regression"),
                                       folds = 5, rank_by = c("posterior", "self_confidence", "normalized_margin"),
                                       adjust = FALSE,
@@ -212,6 +219,20 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   if (inherits(method, c("gpr_loo", "gpr_pursuit", "gpc_ep", "gpc_ep_ovr", "sgd_robust",
                          "label_dist_vb"))) {
     return(issues_from_fit(method, n_issues = n_issues, call = call))
+  }
+  if (!is.null(label_dist) || !is.null(groups)) {
+    # Group label distributions: the only model for them is label_dist_vb().
+    if (is.null(label_dist) || is.null(groups) || is.null(x)) {
+      abort_input(c("Group label distributions need {.arg x} (instances), {.arg groups} and {.arg label_dist} together.",
+                    "i" = "See {.fn label_dist_vb} for their formats."))
+    }
+    if (!identical(method, "auto") && !identical(method, "label_dist_vb")) {
+      abort_input("With {.arg label_dist} the method is {.fn label_dist_vb}; leave {.arg method} at {.val auto}.")
+    }
+    fit <- label_dist_vb(x, groups, label_dist)
+    res <- issues_from_fit(fit, n_issues = n_issues, call = call)
+    res$time <- proc.time()[["elapsed"]] - start
+    return(res)
   }
   if (!is.null(pred_probs) || !is.null(predictions)) {
     if (!is.null(pred_probs) && !is.null(predictions)) {

@@ -431,3 +431,18 @@ test_that("verbose folds report progress through progressr and change nothing", 
   expect_equal(loud$label_issues$score, quiet$label_issues$score)
   expect_error(find_label_issues(x, y, verbose = "yes"), class = "noisylabels_error_input")
 })
+
+test_that("group label distributions go to label_dist_vb() and into the same contract", {
+  set.seed(17)
+  sim <- sim_label_dist(U = 30, N = 120, group_size = 8, D = 3, alpha_c1 = 20, n_test = 0)
+  # Proportions of the groups' noisy labels (the simulator's raw draws add
+  # Gaussian noise and can be negative).
+  props <- sim$t
+  res <- withr::with_seed(5, find_label_issues(sim$x, groups = sim$groups, label_dist = props))
+  fit <- withr::with_seed(5, label_dist_vb(sim$x, sim$groups, props))
+  expect_match(res$method, "label_dist_vb")
+  expect_equal(nrow(res$label_issues), nrow(sim$x))
+  expect_true(all(res$label_issues$label_quality >= 0 & res$label_issues$label_quality <= 1))
+  expect_equal(res$label_issues$score, sort(noise_scores(fit), decreasing = TRUE))
+  expect_error(find_label_issues(sim$x, groups = sim$groups), class = "noisylabels_error_input")
+})
