@@ -1,0 +1,727 @@
+#' Find wrong labels with any model
+#'
+#' One entry point for "which labels are wrong?". It takes either data (a
+#' formula and a data frame, or `x` and `y`) and fits out-of-fold models
+#' itself, or the out-of-fold output of any model you trained:
+#' `find_label_issues(labels = y, pred_probs = P)` for classes and
+#' `find_label_issues(labels = y, predictions = yhat, sd = s)` for numbers.
+#' A fitted model of this package (`gpr_loo()`, `gpr_pursuit()`, `gpc_ep()`,
+#' `sgd_robust()`, `label_dist_vb()`) can be passed as `x`, or named by
+#' `method`, and its own noise scores are put into the same result. Group
+#' label distributions (`groups`, `label_dist`) go to [label_dist_vb()].
+#'
+#' @section Classification: confident learning:
+#' From out-of-fold probabilities `P` (rows sum to 1, one column per class),
+#' confident learning (Northcutt, Jiang and Chuang 2021) estimates per-class
+#' thresholds, the confident joint, its calibration to the class counts, the
+#' noise matrix P(given | true) and the number of wrong labels (the
+#' off-diagonal mass of the calibrated joint; see [confident_joint()]).
+#'
+#' Ranking (`rank_by`): `label_quality` is, by default (`"posterior"`), the
+#' posterior probability that the given label is correct under confident
+#' learning's own class-conditional noise model: with `T` the estimated
+#' noise matrix P(given | true) (off-diagonal cells shrunk toward uniform by a
+#' pseudo-count equal to their column's mean), `T[s, s] P[i, s] / sum_j T[s,
+#' j] P[i, j]` for given label `s`. Under uniform flips it ranks like
+#' self-confidence; when some classes are mistaken for particular others, it
+#' ranks those confusions first (simulated 10 classes, 15% flips to the next
+#' class: AUROC 0.990 against self-confidence's 0.976). The alternatives are
+#' the self-confidence `P[i, given]` (`"self_confidence"`) and the normalised
+#' margin `(P[i, given] - max_{j != given} P[i, j] + 1) / 2`
+#' (`"normalized_margin"`). With `adjust = TRUE`, each class's threshold is
+#' first subtracted from its column, rows shifted to be non-negative and
+#' renormalised (cleanlab's adjustment for class imbalance; it lowered the
+#' AUROC on balanced simulated classes, so it is off by default).
+#' `score = 1 - label_quality`.
+#'
+#' Flags (`flag_by`): `"consensus"` (default) flags the labels that both
+#' rules below call wrong: among the `estimated_issues` of lowest quality
+#' (`"rank"`) and among those pruned by noise rate (`"prune_by_noise_rate"`).
+#' Each rule alone over-flags in its own way (the confident-joint estimate
+#' exceeded the true count by 5-35% in simulations; pruning reads one margin
+#' per off-diagonal cell), and requiring both cost little recall: on simulated
+#' labels with 3, 5 and 10 classes and uniform or class-conditional flips (24
+#' sets of 5,000) its F1 was at least prune-by-noise-rate's in 23 and higher
+#' on average in every setting, and in 29 of the 30 sets of
+#' `inst/experiments/find_label_issues/classification.R`.
+#' `"rank"` flags the `estimated_issues` labels of lowest quality;
+#' `"prune_by_noise_rate"`
+#' flags, for every off-diagonal cell (given i, true j) of the calibrated
+#' joint, that many labels of class i with the largest margin `P[, j] - P[,
+#' i]`; `"prune_by_class"` the `sum_{j != i} C[i, j]` labels of class i with
+#' the lowest self-confidence; `"both"` their intersection; `"confident_joint"`
+#' the labels counted off the diagonal of the confident joint.
+#' `suggested_label` is the most probable true class: the argmax of the
+#' posterior `T[s, j] P[i, j]` with `rank_by = "posterior"`, else of the
+#' (adjusted) probabilities; for flagged labels, the most probable class
+#' other than the given one.
+#'
+#' @section Regression:
+#' With numeric labels, each label's residual `y - prediction` from an
+#' out-of-fold model is standardised (by the given `sd`, the GP's
+#' leave-one-out sd, or a robust global scale) and `score = |z|`. The number of
+#' wrong labels is estimated by a two-component scale mixture fitted by EM to
+#' `z` (clean labels `N(0, s1^2)`, wrong ones `N(0, s2^2)`, `s2 >= s1`):
+#' `estimated_issues` is the expected number in the wide component, and
+#' `label_quality` is each label's posterior probability of the clean
+#' component. The `estimated_issues` highest scores are flagged. The count is
+#' rough on real data: heavy-tailed residuals read as errors (air quality:
+#' 2,161 estimated for 365 recorded) and errors within the Gaussian tail are
+#' missed (telomere: 247 for 459, all 247 real); set `n_issues` when a budget
+#' is known. The ranking does not depend on it.
+#'
+#' The out-of-fold model (`method`): `"forest"` is a random forest (package
+#' ranger, `min.node.size = ceiling(sqrt(n))`, `num.trees = 500`) in `folds`-fold
+#' cross-validation; `"gp"` is a Gaussian process whose hyperparameters are
+#' fitted on a subsample of at most `gp_subsample` rows ([gpr_baseline()],
+#' ARD RBF kernel) and whose exact leave-one-out means and sds at full `n`
+#' come from one dense factorisation (10,000 rows: about 30 s and 2.4 GB);
+#' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns, its
+#' three n x n matrices fit in `getOption("noisylabels.max_gb", 8)` GB, and
+#' its leave-one-out predictions fit better than the forest's (smaller median
+#' absolute residual), and the forest otherwise. Why the dimension rule: on
+#' the air-quality table (16 input columns, errors clustered in feature space)
+#' the GP predicts better but absorbs the clustered errors and detects them
+#' worse than the forest (AUROC 0.53 against 0.59), so a fit criterion alone
+#' picks the wrong model; on the telomere table (2 columns) the GP is far
+#' better at both (see `inst/experiments/find_label_issues/README.md`).
+#' `"gpr_loo"` and `"gpr_pursuit"` fit those models to all rows and use their
+#' own noise scores.
+#'
+#' Cross-validation folds run through [future.apply::future_lapply()] when
+#' future.apply is installed (in parallel under any `future::plan()`), with
+#' `future.seed = TRUE`, so `set.seed()` reproduces a result whatever the
+#' plan. A progress bar (progressr; the user's `progressr::handlers()` or a
+#' cli bar) is shown in interactive sessions or with `verbose = TRUE`, also
+#' for folds on parallel workers.
+#'
+#' @param x A formula, a numeric matrix or data frame of inputs, a fitted model
+#'   of this package, or missing (model-agnostic use with `labels`).
+#' @param data Data frame for the formula interface.
+#' @param y Labels for the matrix interface: a factor, character or logical
+#'   vector (classes) or numeric vector (regression).
+#' @param labels The given labels, for the model-agnostic entry points.
+#' @param pred_probs Out-of-fold class probabilities, n x K, rows summing to 1,
+#'   columns named by class (or in the order of the factor levels / 1..K).
+#' @param predictions Out-of-fold predictions of numeric labels.
+#' @param sd Optional standard deviations of `predictions` (predictive sd of
+#'   each label, including its noise), one per label or one number.
+#' @param groups,label_dist Group membership and observed noisy label
+#'   distributions per group, as for [label_dist_vb()] (with `x` the
+#'   instances): the group-label-distribution case, fitted by
+#'   [label_dist_vb()]; its instance-level scores (1 - the largest posterior
+#'   class probability) go into the result.
+#' @param method `"auto"`, `"forest"`, `"gp"` (regression), `"gpc_ep"`
+#'   (classification, package GP classifier as the out-of-fold model, one-vs-rest
+#'   for more than two classes), `"sgd_robust"` (binary classification, the
+#'   package's robust linear classifier with Platt-scaled margins),
+#'   `"gpr_loo"`, `"gpr_pursuit"` (fit the model and use its noise scores), or
+#'   a fitted model of this package.
+#' @param task `"auto"` (numeric labels with more than `max_classes` distinct
+#'   values are regression, anything else classification), `"classification"`
+#'   or `"regression"`.
+#' @param folds Number of cross-validation folds for out-of-fold models.
+#' @param rank_by,adjust,flag_by Classification ranking and flags (see
+#'   "Classification").
+#' @param n_issues Number of labels to flag instead of the estimate (`NULL`).
+#' @param gp_subsample,gp_max_dim Regression GP settings (see "Regression").
+#' @param max_classes Numeric labels with at most this many distinct values
+#'   are treated as classes by `task = "auto"`.
+#' @param threads Threads per ranger fit (default 1: folds are the unit of
+#'   parallel work, spread by `future::plan()`; raise it under a sequential
+#'   plan on an otherwise idle machine). Results do not depend on it.
+#' @param verbose Show a progress bar over the folds: `TRUE`, `FALSE`, or
+#'   `NULL` (default: the option `noisylabels.progress` if set, else only in
+#'   interactive sessions).
+#' @param na.action How the formula interface treats missing values.
+#' @param ... Passed from methods to the default method.
+#' @return An object of class `find_label_issues`: `label_issues` (data frame,
+#'   one row per label, sorted by decreasing score: `row`, `score`, `flagged`,
+#'   `label_quality`, `given_label`, and `suggested_label` and `prob_given`
+#'   for classes or `prediction`, `residual`, `sd` for regression),
+#'   `estimated_issues`, `task`, `method` (what produced the predictions),
+#'   `rank_by`, `flag_by`, `pred_probs` or `predictions`/`sd`,
+#'   `confident_learning` (the [confident_joint()] list) or `mixture` (the
+#'   fitted scale mixture), `model_choice` (regression `"auto"`: the criteria
+#'   that chose the model), `n`, `time`.
+#'   Use [label_issues()], [noise_scores()], `summary()`, `plot()`,
+#'   `autoplot()` and [clean_data()] on it.
+#' @references Northcutt, C., Jiang, L. and Chuang, I. (2021). Confident
+#'   learning: estimating uncertainty in dataset labels. JAIR 70, 1373-1411.
+#'
+#'   Zhou, W., Mueller, J., Kumar, S., Wang, H. and Lei, J. (2023). Detecting
+#'   errors in numerical data via any regression model. arXiv:2305.16583.
+#' @seealso [confident_joint()], [clean_data()], [detection_metrics()].
+#' @examples
+#' # Classification from any model's out-of-fold probabilities
+#' set.seed(1)
+#' p <- matrix(runif(300), 100, 3); p <- p / rowSums(p)
+#' y <- max.col(p); y[1:10] <- (y[1:10] %% 3) + 1
+#' res <- find_label_issues(labels = y, pred_probs = p)
+#' res
+#' head(label_issues(res))
+#'
+#' # Regression from out-of-fold predictions
+#' yhat <- sin(1:200 / 10)
+#' y <- yhat + rnorm(200, sd = 0.1); y[c(5, 50)] <- y[c(5, 50)] + 2
+#' find_label_issues(labels = y, predictions = yhat)
+#' @export
+find_label_issues <- function(x, ...) {
+  if (missing(x)) return(find_label_issues.default(x = NULL, ...))
+  UseMethod("find_label_issues")
+}
+
+#' @rdname find_label_issues
+#' @export
+find_label_issues.formula <- function(x, data, ..., na.action = stats::na.omit) {
+  if (missing(data) || !is.data.frame(data)) {
+    abort_input("The formula interface needs {.arg data}, a data frame.")
+  }
+  mf <- tryCatch(stats::model.frame(x, data = data, na.action = na.action),
+                 error = function(e) {
+                   abort_input(c("Could not build the model frame.", "x" = conditionMessage(e),
+                                 "i" = "Check the variable names; remove or impute missing values."))
+                 })
+  y <- stats::model.response(mf)
+  if (is.null(y)) abort_input("The formula has no response on its left-hand side.")
+  xm <- stats::model.matrix(stats::terms(mf), mf)
+  xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
+  if (ncol(xm) == 0) abort_input("The formula has no predictors.")
+  res <- find_label_issues.default(xm, y, ...)
+  # Rows dropped by na.action: report issues by the row numbers of `data`.
+  kept <- seq_len(nrow(data))
+  if (!is.null(attr(mf, "na.action"))) kept <- kept[-attr(mf, "na.action")]
+  res$label_issues$row <- kept[res$label_issues$row]
+  res$data_rows <- kept
+  res$n_data <- nrow(data)
+  res$response <- all.vars(x)[1]
+  res$call <- match.call()
+  res
+}
+
+#' @rdname find_label_issues
+#' @export
+find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_probs = NULL,
+                                      predictions = NULL, sd = NULL, groups = NULL,
+                                      label_dist = NULL, method = "auto",
+                                      task = c("auto", "classification", "regression"),
+                                      folds = 5, rank_by = c("posterior", "self_confidence", "normalized_margin"),
+                                      adjust = FALSE,
+                                      flag_by = c("consensus", "rank", "prune_by_noise_rate",
+                                                  "prune_by_class", "both", "confident_joint"),
+                                      n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
+                                      max_classes = 10, threads = 1L, verbose = NULL, ...) {
+  call <- match.call()
+  check_dots_empty("find_label_issues", ...)
+  task <- match_arg(task)
+  rank_by <- match_arg(rank_by)
+  flag_by <- match_arg(flag_by)
+  check_flag(adjust, "adjust")
+  verbose <- resolve_verbose(verbose)
+  threads <- check_count(threads, "threads")
+  if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
+  start <- proc.time()[["elapsed"]]
+  if (inherits(method, c("gpr_loo", "gpr_pursuit", "gpc_ep", "gpc_ep_ovr", "sgd_robust",
+                         "label_dist_vb"))) {
+    return(issues_from_fit(method, n_issues = n_issues, call = call))
+  }
+  if (!is.null(label_dist) || !is.null(groups)) {
+    # Group label distributions: the only model for them is label_dist_vb().
+    if (is.null(label_dist) || is.null(groups) || is.null(x)) {
+      abort_input(c("Group label distributions need {.arg x} (instances), {.arg groups} and {.arg label_dist} together.",
+                    "i" = "See {.fn label_dist_vb} for their formats."))
+    }
+    if (!identical(method, "auto") && !identical(method, "label_dist_vb")) {
+      abort_input("With {.arg label_dist} the method is {.fn label_dist_vb}; leave {.arg method} at {.val auto}.")
+    }
+    fit <- label_dist_vb(x, groups, label_dist)
+    res <- issues_from_fit(fit, n_issues = n_issues, call = call)
+    res$time <- proc.time()[["elapsed"]] - start
+    return(res)
+  }
+  if (!is.null(pred_probs) || !is.null(predictions)) {
+    if (!is.null(pred_probs) && !is.null(predictions)) {
+      abort_input(c("Give {.arg pred_probs} (classes) or {.arg predictions} (numbers), not both."))
+    }
+    if (!is.null(x) || !is.null(y)) {
+      abort_input(c("With {.arg pred_probs} or {.arg predictions}, pass the labels as {.arg labels} and no {.arg x} or {.arg y}.",
+                    "i" = "The model-agnostic entry points need only the labels and the model's out-of-fold output."))
+    }
+    if (is.null(labels)) abort_input("{.arg labels} is missing: the given labels, one per row of the predictions.")
+    if (!identical(method, "auto")) {
+      abort_input("{.arg method} chooses a model to fit; with {.arg pred_probs} or {.arg predictions} there is nothing to fit, so leave it at {.val auto}.")
+    }
+    res <- if (!is.null(pred_probs)) {
+      issues_classification(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
+                            method = "given pred_probs")
+    } else {
+      issues_regression(labels, predictions, sd, n_issues, method = "given predictions")
+    }
+    res$time <- proc.time()[["elapsed"]] - start
+    res$call <- call
+    return(res)
+  }
+  if (!is.null(labels)) {
+    if (!is.null(y)) abort_input("Give the labels once, as {.arg y} or {.arg labels}.")
+    y <- labels
+  }
+  if (is.null(x) || is.null(y)) {
+    abort_input(c("Nothing to work on.",
+                  "i" = "Call {.code find_label_issues(labels = y, pred_probs = P)} with a model's out-of-fold class probabilities,",
+                  " " = "{.code find_label_issues(labels = y, predictions = yhat)} with out-of-fold predictions,",
+                  " " = "or {.code find_label_issues(y ~ ., data)} / {.code find_label_issues(x, y)} to let the package fit the models."))
+  }
+  x <- check_x_matrix(x, "x", min_rows = 2L)
+  n <- nrow(x)
+  if (length(y) != n) {
+    abort_input("{.arg y} has length {length(y)} but {.arg x} has {n} row{?s}.",
+                class = "noisylabels_error_length")
+  }
+  if (anyNA(y)) {
+    abort_input(c("{.arg y} contains {sum(is.na(y))} NA value{?s}.", "i" = "Drop the unlabelled rows first."),
+                class = "noisylabels_error_na")
+  }
+  folds <- check_count(folds, "folds", lower = 2)
+  if (folds > n) abort_input("{.arg folds} ({folds}) is larger than the number of rows ({n}).")
+  if (task == "auto") {
+    task <- if (is.numeric(y) && !is.logical(y) && length(unique(y)) > max_classes) "regression"
+            else "classification"
+  }
+  named <- if (is.character(method) && length(method) == 1L) method else ""
+  allowed <- if (task == "regression") c("auto", "forest", "gp", "gpr_loo", "gpr_pursuit")
+             else c("auto", "forest", "gpc_ep", "sgd_robust")
+  if (!named %in% allowed) {
+    abort_input(c("{.arg method} must be one of {.or {.val {allowed}}} for {task}, or a fitted model of this package.",
+                  "i" = "A fitted {.fn gpr_loo}, {.fn gpr_pursuit}, {.fn gpc_ep}, {.fn sgd_robust} or {.fn label_dist_vb} model can be passed as {.arg method}."),
+                class = "noisylabels_error_choice")
+  }
+  if (named %in% c("gpr_loo", "gpr_pursuit")) {
+    y <- check_y_numeric(y, n)
+    fit <- if (named == "gpr_loo") gpr_loo(x, y) else gpr_pursuit(x, y)
+    res <- issues_from_fit(fit, n_issues = n_issues, call = call)
+    res$time <- proc.time()[["elapsed"]] - start
+    return(res)
+  }
+  if (task == "regression") {
+    y <- check_y_numeric(y, n)
+    oof <- regression_oof(x, y, method = named, folds = folds, gp_subsample = gp_subsample,
+                          gp_max_dim = gp_max_dim, threads = threads, verbose = verbose)
+    res <- issues_regression(y, oof$mean, oof$sd, n_issues, method = oof$method)
+    res$model_choice <- oof$choice
+  } else {
+    yf <- if (is.factor(y)) droplevels(y) else factor(y)
+    if (nlevels(yf) < 2L) abort_input("{.arg y} has a single class; there is nothing to compare.")
+    probs <- classification_oof(x, yf, method = named, folds = folds, threads = threads,
+                                verbose = verbose)
+    res <- issues_classification(yf, probs$pred_probs, rank_by, adjust, flag_by, n_issues,
+                                 method = probs$method)
+  }
+  res$time <- proc.time()[["elapsed"]] - start
+  res$call <- call
+  res
+}
+
+# ---- classification -------------------------------------------------------
+
+issues_classification <- function(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
+                                  method) {
+  chk <- check_pred_probs(labels, pred_probs, call = parent.frame(2))
+  lab <- chk$labels
+  p <- chk$pred_probs
+  n <- length(lab)
+  cl <- cl_estimate(lab, p, chk$classes)
+  probs <- if (adjust) cl_adjust(p, cl$thresholds) else p
+  if (rank_by == "posterior") {
+    post <- cl_posterior(lab, probs, cl$calibrated_joint)
+    quality <- post$quality
+    suggested <- post$suggested
+  } else {
+    quality <- cl_quality(lab, probs, rank_by)
+    suggested <- max.col(probs, ties.method = "first")
+  }
+  estimated <- cl$n_issues
+  m <- n_issues %||% estimated
+  flagged <- switch(flag_by,
+    consensus = flag_lowest(quality, m) & cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
+    rank = flag_lowest(quality, m),
+    prune_by_noise_rate = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
+    prune_by_class = cl_prune_by_class(lab, p, cl$calibrated_joint),
+    both = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint) &
+      cl_prune_by_class(lab, p, cl$calibrated_joint),
+    confident_joint = !is.na(cl$confident_class) & cl$confident_class != lab
+  )
+  # A flagged label is believed wrong: suggest the most probable other class
+  # even where the posterior still (narrowly) favours the given one.
+  if (any(flagged)) {
+    alt <- if (rank_by == "posterior") post$matrix else probs
+    alt[cbind(seq_len(n), lab)] <- -Inf
+    suggested[flagged] <- max.col(alt, ties.method = "first")[flagged]
+  }
+  as_label <- function(i) {
+    if (chk$factor) factor(chk$classes[i], levels = chk$classes) else chk$classes[i]
+  }
+  given <- if (is.factor(labels)) labels else labels
+  li <- new_label_issues(seq_len(n), 1 - quality, flagged,
+                         label_quality = quality, given_label = given,
+                         suggested_label = as_label(suggested),
+                         prob_given = p[cbind(seq_len(n), lab)])
+  new_find_label_issues(list(
+    label_issues = li, estimated_issues = estimated, task = "classification",
+    method = method, rank_by = rank_by, adjust = adjust, flag_by = flag_by,
+    pred_probs = p, labels = given, classes = chk$classes,
+    confident_learning = cl, n = n))
+}
+
+# Out-of-fold class probabilities from the package's own or a suggested model.
+classification_oof <- function(x, y, method, folds, threads, verbose) {
+  n <- nrow(x)
+  k <- nlevels(y)
+  if (method == "auto") method <- if (requireNamespace("ranger", quietly = TRUE)) "forest" else "gpc_ep"
+  if (method == "forest") require_ranger()
+  if (method == "gpc_ep") check_dense_memory(n, copies = 4)
+  if (method == "sgd_robust" && k != 2L) {
+    abort_input(c("{.code method = \"sgd_robust\"} is a binary classifier; {.arg y} has {k} classes.",
+                  "i" = "Use {.code method = \"forest\"} or {.code \"gpc_ep\"} (one-vs-rest), or pass your own model's {.arg pred_probs}."))
+  }
+  fold_id <- make_folds(y, folds)
+  one <- function(f) {
+    tr <- fold_id != f
+    te <- which(!tr)
+    if (method == "forest") {
+      fit <- ranger::ranger(x = as.data.frame(x[tr, , drop = FALSE]), y = y[tr], probability = TRUE,
+                            num.threads = threads, seed = draw_seed())
+      pr <- predict(fit, as.data.frame(x[te, , drop = FALSE]), num.threads = threads)$predictions
+    } else if (method == "sgd_robust") {
+      # A linear classifier with a bounded robust loss gives margins, not
+      # probabilities: Platt scaling (a logistic regression of the training
+      # labels on the training margins) turns them into P(second level).
+      ytr <- droplevels(y[tr])
+      fit <- sgd_robust(x[tr, , drop = FALSE], ytr)
+      link_tr <- predict(fit, x[tr, , drop = FALSE], type = "link")
+      platt <- stats::glm.fit(cbind(1, link_tr), as.numeric(ytr == levels(ytr)[2]),
+                              family = stats::binomial())
+      eta <- drop(cbind(1, predict(fit, x[te, , drop = FALSE], type = "link")) %*% platt$coefficients)
+      pr <- cbind(1 - stats::plogis(eta), stats::plogis(eta))
+      colnames(pr) <- levels(ytr)
+    } else {
+      ytr <- droplevels(y[tr])
+      fit <- if (nlevels(ytr) == 2L) gpc_ep(x[tr, , drop = FALSE], ytr)
+             else gpc_ep(x[tr, , drop = FALSE], ytr, multiclass = "ovr")
+      pr <- predict(fit, x[te, , drop = FALSE], type = "prob")
+      if (is.null(dim(pr))) pr <- cbind(1 - pr, pr)
+      colnames(pr) <- levels(ytr)
+    }
+    out <- matrix(0, length(te), k, dimnames = list(NULL, levels(y)))
+    out[, colnames(pr)] <- pr
+    list(rows = te, probs = out)
+  }
+  parts <- run_folds(folds, one, verbose, "Out-of-fold class probabilities")
+  probs <- matrix(0, n, k, dimnames = list(NULL, levels(y)))
+  for (pt in parts) probs[pt$rows, ] <- pt$probs
+  # A class missing from a training fold leaves rows that do not sum to 1.
+  probs <- probs / rowSums(probs)
+  list(pred_probs = probs,
+       method = sprintf("%s, %d-fold out-of-fold probabilities",
+                        switch(method, forest = "ranger probability forest",
+                               sgd_robust = "sgd_robust with Platt scaling", gpc_ep = "gpc_ep"),
+                        folds))
+}
+
+# ---- regression -----------------------------------------------------------
+
+issues_regression <- function(labels, predictions, sd, n_issues, method) {
+  call <- parent.frame(2)
+  if (!is.numeric(labels) || is.factor(labels)) {
+    abort_input(c("With {.arg predictions}, {.arg labels} must be numeric.",
+                  "i" = "For class labels pass out-of-fold class probabilities as {.arg pred_probs}."),
+                call = call)
+  }
+  n <- length(labels)
+  if (!is.numeric(predictions) || length(predictions) != n) {
+    abort_input("{.arg predictions} must be numeric with one value per label ({n}), not length {length(predictions)}.",
+                class = "noisylabels_error_length", call = call)
+  }
+  if (anyNA(labels) || anyNA(predictions)) {
+    abort_input(c("{.arg labels} and {.arg predictions} must not contain NA.",
+                  "i" = "Drop those rows first."), class = "noisylabels_error_na", call = call)
+  }
+  if (any(!is.finite(labels)) || any(!is.finite(predictions))) {
+    abort_input("{.arg labels} and {.arg predictions} must be finite.", call = call)
+  }
+  if (n < 3L) abort_input("At least 3 labels are needed, got {n}.", call = call)
+  resid <- as.numeric(labels) - as.numeric(predictions)
+  if (!is.null(sd)) {
+    if (!is.numeric(sd) || !length(sd) %in% c(1L, n) || anyNA(sd) || any(!is.finite(sd)) || any(sd <= 0)) {
+      abort_input("{.arg sd} must be positive and finite, one number or one per label ({n}).",
+                  class = "noisylabels_error_length", call = call)
+    }
+    sd <- rep_len(as.numeric(sd), n)
+    z <- resid / sd
+  } else {
+    s <- robust_scale(resid)
+    z <- resid / s
+  }
+  mix <- scale_mixture(z)
+  estimated <- as.integer(round(mix$n_wide))
+  m <- n_issues %||% estimated
+  score <- abs(z)
+  flagged <- flag_lowest(-score, m)
+  li <- new_label_issues(seq_len(n), score, flagged, label_quality = mix$clean_prob,
+                         given_label = as.numeric(labels), prediction = as.numeric(predictions),
+                         residual = resid, sd = if (is.null(sd)) NA_real_ else sd)
+  new_find_label_issues(list(
+    label_issues = li, estimated_issues = estimated, task = "regression", method = method,
+    rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
+    flag_by = "rank", predictions = as.numeric(predictions), sd = sd,
+    labels = as.numeric(labels), mixture = mix, n = n))
+}
+
+# A scale that ignores a minority of gross errors: the MAD, or the mean
+# absolute deviation when more than half the residuals are identical.
+robust_scale <- function(r) {
+  s <- stats::mad(r)
+  if (!is.finite(s) || s <= 0) s <- mean(abs(r - stats::median(r)))
+  if (!is.finite(s) || s <= 0) s <- 1
+  s
+}
+
+# Two-component zero-mean Gaussian scale mixture on standardised residuals,
+# fitted by EM: clean labels N(0, s1^2) with weight 1 - w, wrong labels
+# N(0, s2^2) with weight w, s2 >= s1. A Beta(1, 19) prior on w (mean 5%)
+# keeps the wide component from taking over when the residuals are merely
+# heavy-tailed, and s1 is started from the MAD. Returns the weight, scales,
+# the posterior probability of the clean component per label (monotone
+# decreasing in |z|) and the expected number in the wide one.
+scale_mixture <- function(z, max_iter = 500L, tol = 1e-10, prior = c(1, 19)) {
+  n <- length(z)
+  z2 <- z^2
+  s1 <- max(stats::mad(z), 1e-8)
+  s2 <- max(3 * s1, sqrt(max(z2)) / 2, 1e-8)
+  w <- 0.05
+  ll_old <- -Inf
+  for (it in seq_len(max_iter)) {
+    l1 <- log1p(-w) + stats::dnorm(z, 0, s1, log = TRUE)
+    l2 <- log(w) + stats::dnorm(z, 0, s2, log = TRUE)
+    mx <- pmax(l1, l2)
+    lse <- mx + log(exp(l1 - mx) + exp(l2 - mx))
+    post_wide <- exp(l2 - lse)
+    ll <- sum(lse) + (prior[1] - 1) * log(w) + (prior[2] - 1) * log1p(-w)
+    if (abs(ll - ll_old) <= tol * (1 + abs(ll))) break
+    ll_old <- ll
+    nw <- sum(post_wide)
+    w <- min(max((nw + prior[1] - 1) / (n + sum(prior) - 2), 1e-6), 0.5)
+    s1 <- max(sqrt(sum((1 - post_wide) * z2) / max(n - nw, 1e-8)), 1e-8)
+    s2 <- max(sqrt(sum(post_wide * z2) / max(nw, 1e-8)), s1)
+  }
+  list(weight = w, sd_clean = s1, sd_wide = s2, clean_prob = 1 - post_wide,
+       n_wide = sum(post_wide), loglik = ll, iterations = it)
+}
+
+# Out-of-fold means (and sds) for numeric labels.
+regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, threads, verbose) {
+  has_ranger <- requireNamespace("ranger", quietly = TRUE)
+  if (method == "forest") require_ranger()
+  if (method == "auto" && !has_ranger) method <- "gp"
+  forest <- gp <- NULL
+  if (method %in% c("auto", "forest")) forest <- forest_oof(x, y, folds, threads, verbose)
+  # The dense operator holds three n x n matrices; beyond the memory option
+  # "auto" keeps to the forest (a Vecchia operator would lift this).
+  dense_ok <- 3 * 8 * as.double(nrow(x))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
+  if (method == "gp" || (method == "auto" && ncol(x) <= gp_max_dim && dense_ok)) {
+    gp <- gp_loo_oof(x, y, subsample = gp_subsample, approx = "dense")
+  }
+  choice <- NULL
+  if (method == "auto") {
+    mad_forest <- stats::median(abs(y - forest$mean))
+    mad_gp <- if (is.null(gp)) NA_real_ else stats::median(abs(y - gp$mean))
+    use_gp <- !is.null(gp) && mad_gp < mad_forest
+    choice <- data.frame(model = c("forest", "gp"), median_abs_residual = c(mad_forest, mad_gp),
+                         dimension_ok = c(TRUE, ncol(x) <= gp_max_dim),
+                         memory_ok = c(TRUE, dense_ok),
+                         chosen = c(!use_gp, use_gp))
+    method <- if (use_gp) "gp" else "forest"
+  }
+  out <- if (method == "gp") gp else forest
+  out$choice <- choice
+  out
+}
+
+# ranger in k-fold cross-validation with min.node.size = ceiling(sqrt(n))
+# (ranger's default is 5): larger leaves average over more labels, so wrong
+# labels that cluster in input space are absorbed less into the fit. On the
+# air-quality table (n = 7,344, errors clustered) min.node.size 5 / 20 / 50 /
+# 100 gave AUROC 0.587 / 0.592 / 0.604 / 0.618 and AUPRC 0.088 / 0.096 /
+# 0.107 / 0.120 (one seed; inst/experiments/find_label_issues/README.md).
+forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_trees = 500L) {
+  require_ranger()
+  n <- nrow(x)
+  min_node_size <- min_node_size %||% max(5L, as.integer(ceiling(sqrt(n))))
+  fold_id <- make_folds(NULL, folds, n)
+  df <- as.data.frame(x)
+  one <- function(f) {
+    tr <- fold_id != f
+    fit <- ranger::ranger(x = df[tr, , drop = FALSE], y = y[tr], num.trees = num_trees,
+                          min.node.size = min_node_size, num.threads = threads, seed = draw_seed())
+    list(rows = which(!tr), mean = predict(fit, df[!tr, , drop = FALSE], num.threads = threads)$predictions)
+  }
+  parts <- run_folds(folds, one, verbose, "Out-of-fold forest predictions")
+  mean <- numeric(n)
+  for (pt in parts) mean[pt$rows] <- pt$mean
+  list(mean = mean, sd = NULL,
+       method = sprintf("ranger forest (min.node.size %d), %d-fold out-of-fold predictions",
+                        min_node_size, folds))
+}
+
+# Leave-one-out means and sds of a GP at full n. Hyperparameters come from a
+# standard GP fitted to a random subsample of at most `subsample` rows
+# ([gpr_baseline()]: ARD RBF kernel, constant mean, homoscedastic noise);
+# the LOO quantities at full n come from the covariance operator `approx`.
+# "dense" is one Cholesky factorisation and its inverse: with Q = C^-1,
+# LOO mean y_i - (Q y)_i / Q_ii and LOO variance 1 / Q_ii (Rasmussen and
+# Williams eq. 5.12), the variance including the label's noise. This is the
+# one place a Vecchia operator (Q = U U', same two formulas) plugs in.
+gp_loo_oof <- function(x, y, subsample = 2000, approx = c("dense")) {
+  approx <- match_arg(approx)
+  n <- nrow(x)
+  check_dense_memory(n, copies = 3)
+  sub <- if (n > subsample) sort(sample.int(n, subsample)) else seq_len(n)
+  base <- gpr_baseline(x[sub, , drop = FALSE], y[sub], "standard")$fit
+  xs <- scale_inputs(x, base$x_center, base$x_scale)
+  ys <- (y - base$mean) / base$y_scale
+  cov <- kernel_matrix(base$kernel, xs)
+  diag(cov) <- diag(cov) + base$sigma2 / base$y_scale^2 + 1e-8
+  loo <- loo_dense(cov, ys)
+  rm(cov)
+  list(mean = y - loo$residual * base$y_scale, sd = loo$sd * base$y_scale,
+       method = sprintf("GP (ARD RBF, hyperparameters from %d rows), exact leave-one-out at n = %d",
+                        length(sub), n),
+       kernel = base$kernel, noise_var = base$sigma2)
+}
+
+loo_dense <- function(cov, ys) {
+  u <- tryCatch(chol(cov), error = function(e) {
+    abort_numeric(c("The GP covariance is not positive definite.", "x" = conditionMessage(e),
+                    "i" = "Duplicated inputs with a tiny noise variance cause this; try {.code method = \"forest\"}."))
+  })
+  q <- chol2inv(u)
+  rm(u)
+  alpha <- drop(q %*% ys)
+  d <- diag(q)
+  list(residual = alpha / d, sd = sqrt(1 / d))
+}
+
+# Fold assignment from R's RNG: stratified by class for factors (every class
+# spread over the folds), else a random permutation of 1..folds.
+make_folds <- function(y, folds, n = length(y)) {
+  if (is.factor(y)) {
+    id <- integer(n)
+    for (lev in levels(y)) {
+      rows <- which(y == lev)
+      id[rows] <- sample(rep_len(sample.int(folds), length(rows)))
+    }
+    id
+  } else {
+    sample(rep_len(seq_len(folds), n))
+  }
+}
+
+# Folds under future (any plan) with a progressr bar when asked for. When
+# lapply_folds() reports progress itself (it takes `verbose`, as on the
+# progress-bar branch), it is left to do so, so that merging both gives one
+# bar; otherwise the folds are wrapped in a progressr progressor here. Fits
+# inside a fold never show a bar of their own (noisylabels.progress_nested).
+run_folds <- function(folds, fun, verbose, label) {
+  if ("verbose" %in% names(formals(lapply_folds))) {
+    return(lapply_folds(folds, fun, future_seed = TRUE, verbose = verbose, name = label))
+  }
+  old <- options(noisylabels.progress_nested = TRUE, progressr.enable = getOption("progressr.enable"))
+  on.exit(options(old), add = TRUE)
+  use_progress <- verbose && requireNamespace("progressr", quietly = TRUE)
+  body <- function() {
+    tick <- if (use_progress) progressr::progressor(steps = folds) else function(...) invisible()
+    lapply_folds(folds, function(f) {
+      out <- fun(f)
+      tick(message = sprintf("fold %d", f))
+      out
+    }, future_seed = TRUE)
+  }
+  if (!use_progress) return(body())
+  # progressr enables handlers in interactive sessions only; progress was
+  # asked for (verbose = TRUE in a script), so enable them for this call.
+  options(progressr.enable = TRUE)
+  handlers <- getOption("progressr.handlers") %||%
+    list(progressr::handler_cli(enable = TRUE,
+                                format = paste(label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total}")))
+  progressr::with_progress(body(), handlers = handlers, enable = TRUE)
+}
+
+# verbose = NULL: the option noisylabels.progress if set, else interactive().
+resolve_verbose <- function(verbose, call = parent.frame()) {
+  if (is.null(verbose)) {
+    opt <- getOption("noisylabels.progress")
+    return(if (is.null(opt)) interactive() else isTRUE(opt))
+  }
+  check_flag(verbose, "verbose", call = call)
+  verbose
+}
+
+require_ranger <- function(call = parent.frame()) {
+  if (!requireNamespace("ranger", quietly = TRUE)) {
+    abort_input(c("The forest needs the {.pkg ranger} package.",
+                  "i" = "Install it with {.code install.packages(\"ranger\")}, choose another {.arg method}, or pass your own model's out-of-fold output."),
+                class = "noisylabels_error_missing_package", call = call)
+  }
+}
+
+# ---- a fitted model of this package ---------------------------------------
+
+# Put a fit's own noise scores into the result contract. label_quality maps
+# the scores to [0, 1]: scores that already are probabilities of a wrong
+# label (gpc_ep, gpr_pursuit, label_dist_vb instances) give 1 - score; others
+# (gpr_loo's noise variances, sgd_robust's loss-flatness gap) give
+# 1 / (1 + max(score, 0) / median(|score|)). The fit's own flag rule is kept.
+issues_from_fit <- function(fit, n_issues = NULL, call = NULL) {
+  li <- label_issues(fit)
+  s <- li$score
+  quality <- if (all(s >= 0 & s <= 1)) 1 - s else {
+    med <- stats::median(abs(s))
+    1 / (1 + pmax(s, 0) / if (med > 0) med else 1)
+  }
+  flagged <- li$flagged
+  if (!is.null(n_issues)) {
+    flagged <- seq_len(nrow(li)) <= n_issues
+  }
+  extra <- as.list(li)[setdiff(names(li), c("row", "score", "flagged"))]
+  out <- do.call(new_label_issues, c(list(.row = li$row, .score = s, .flagged = flagged,
+                                          label_quality = quality), extra))
+  task <- if (inherits(fit, c("gpr_loo", "gpr_pursuit"))) "regression" else "classification"
+  new_find_label_issues(list(
+    label_issues = out, estimated_issues = sum(li$flagged), task = task,
+    method = sprintf("fitted %s (its own noise scores and flags)", class(fit)[1]),
+    rank_by = "noise_scores()", flag_by = "the model's rule", fit = fit, n = nrow(li),
+    time = 0, call = call))
+}
+
+new_find_label_issues <- function(x) {
+  stopifnot(is.list(x), inherits(x$label_issues, "noisylabels_issues"))
+  structure(x, class = "find_label_issues")
+}
+
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpr_loo <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpr_pursuit <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpc_ep <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpc_ep_ovr <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+#' @rdname find_label_issues
+#' @export
+find_label_issues.sgd_robust <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+#' @rdname find_label_issues
+#' @export
+find_label_issues.label_dist_vb <- function(x, ...) issues_from_fit(x, ..., call = match.call())
