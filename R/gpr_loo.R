@@ -281,6 +281,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
                tol_outer = control$tol_outer, learn_hyper = learn_kernel,
                jitter = control$jitter, backend = control$backend, threads = backend$threads,
                screen_rounds = control$screen_rounds %||% 0L,
+               screen_hyper_iter = control$screen_hyper_iter %||% 10L,
                adaptive_sweeps = control$adaptive_sweeps %||% FALSE)
   vecchia <- NULL
   if (backend$approx == "vecchia") {
@@ -363,6 +364,8 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
 #' @param screen_rounds Alternating rounds every restart runs before only the
 #'   best one is continued to convergence; `0` runs every restart to the end
 #'   (the rule before version 0.2.0, about `restarts` times the work).
+#' @param screen_hyper_iter L-BFGS iterations of the hyperparameter step in
+#'   a screening round (it only has to rank the starts).
 #' @param adaptive_sweeps If `TRUE`, the sigma sweeps of a round stop once the
 #'   objective changes by less than 1% of what that round's hyperparameter
 #'   step changed it (never looser than needed: the last rounds, where the
@@ -375,7 +378,8 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
 gpr_loo_control <- function(max_outer = 30, max_sweeps = 200, max_hyper_iter = 50,
                             tol_sweep = 1e-10, tol_outer = 1e-8, sigma_floor = 1e-8,
                             damping = 0.8, jitter = 1e-8, backend = c("lapack", "eigen"),
-                            screen_rounds = 1L, adaptive_sweeps = TRUE, vecchia_pilot = 1000L) {
+                            screen_rounds = 1L, screen_hyper_iter = 10L, adaptive_sweeps = TRUE,
+                            vecchia_pilot = 1000L) {
   check_count(max_outer, "max_outer")
   check_count(max_sweeps, "max_sweeps")
   check_count(max_hyper_iter, "max_hyper_iter")
@@ -385,9 +389,11 @@ gpr_loo_control <- function(max_outer = 30, max_sweeps = 200, max_hyper_iter = 5
   check_number(damping, "damping", 0, 1, open_lower = TRUE)
   check_number(jitter, "jitter", 0)
   check_count(screen_rounds, "screen_rounds", lower = 0)
+  check_count(screen_hyper_iter, "screen_hyper_iter")
   check_flag(adaptive_sweeps, "adaptive_sweeps")
   check_count(vecchia_pilot, "vecchia_pilot", lower = 10)
-  list(vecchia_pilot = as.integer(vecchia_pilot), screen_rounds = as.integer(screen_rounds), adaptive_sweeps = adaptive_sweeps,
+  list(vecchia_pilot = as.integer(vecchia_pilot), screen_rounds = as.integer(screen_rounds),
+       screen_hyper_iter = as.integer(screen_hyper_iter), adaptive_sweeps = adaptive_sweeps,
        max_outer = as.integer(max_outer), max_sweeps = as.integer(max_sweeps),
        max_hyper_iter = as.integer(max_hyper_iter), tol_sweep = tol_sweep,
        tol_outer = tol_outer, sigma_floor = sigma_floor, damping = damping,

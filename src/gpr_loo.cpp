@@ -210,7 +210,7 @@ GprLooEval GprLoo::fit_hyper(const VectorXd& sigma, const VectorXd& lower, const
     return objective_and_gradient(lp, sigma, grad);
   };
   BoxOptions bo;
-  bo.max_iter = opt_.max_hyper_iter;
+  bo.max_iter = hyper_cap_ > 0 ? std::min(hyper_cap_, opt_.max_hyper_iter) : opt_.max_hyper_iter;
   bo.pgtol = 1e-5;
   bo.ftol = 1e-10;
   const VectorXd start = kernel().log_par();
@@ -310,7 +310,10 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
     try {
       models[r] = std::make_unique<GprLoo>(x, y, kernel, options);
       models[r]->start(sigma0.col(r), starts.row(r).transpose());
+      // Screening rounds cap the theta step: they only have to rank the starts.
+      if (screen > 0) models[r]->set_hyper_cap(options.screen_hyper_iter);
       models[r]->run(screen > 0 ? screen : options.max_outer, lower, upper, monitor);
+      models[r]->set_hyper_cap(0);
       objectives[r] = models[r]->objective();
     } catch (const NumericalError& e) {
       last_error = e.what();

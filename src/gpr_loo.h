@@ -43,6 +43,7 @@ struct GprLooOptions {
   // Alternating rounds every start gets before only the best is continued
   // (0: every start runs to the end).
   int screen_rounds = 1;
+  int screen_hyper_iter = 10;  // L-BFGS iterations of a screening theta step
   // Sweep tolerance of a round tied to how far its theta step moved J.
   bool adaptive_sweeps = true;
 };
@@ -102,6 +103,8 @@ class GprLoo {
   void run(int rounds, const VectorXd& lower, const VectorXd& upper, Monitor& monitor);
   GprLooResult result() const;
   double objective() const { return eval_.objective; }
+  // Cap on L-BFGS iterations of the theta step (0: opt.max_hyper_iter).
+  void set_hyper_cap(int cap) { hyper_cap_ = cap; }
   // Alternating fit from one start: start() + run(max_outer) + result().
   GprLooResult fit(const VectorXd& sigma0, const VectorXd& log_par0, const VectorXd& lower,
                    const VectorXd& upper, Monitor& monitor);
@@ -126,7 +129,8 @@ class GprLoo {
   GprLooEval eval_;
   int outer_ = 0;
   bool converged_ = false;
-  bool qn_converged_ = false;  // last quasi-Newton sigma step met its tolerances
+  bool qn_converged_ = false;
+  int hyper_cap_ = 0;  // last quasi-Newton sigma step met its tolerances
   std::vector<double> trace_;
   std::vector<int> trace_fact_;
 };
