@@ -35,6 +35,45 @@ sgd_newx <- function(object, newdata, call = parent.frame()) {
   x
 }
 
+# Labels in the training labels' coding from class indices 1..K.
+sgd_classes_from_index <- function(object, idx) {
+  lev <- object$levels
+  switch(object$label_kind,
+         factor = factor(as.character(lev)[idx], levels = as.character(lev)),
+         character = as.character(lev)[idx],
+         lev[idx])
+}
+
+# Decision values f_k(x) of new data (n x K for multiclass fits).
+sgd_decision_values <- function(object, x) {
+  if (is.null(object$multiclass)) return(as.vector(x %*% object$weights) + object$bias)
+  f <- as.matrix(x %*% object$weights) + rep(object$bias, each = nrow(x))
+  dimnames(f) <- list(NULL, names(object$bias))
+  f
+}
+
+# Class probabilities from decision values, for losses with a probability
+# reading: logistic (binary: the sigmoid; one-vs-rest: the K sigmoids
+# normalised to sum 1; multinomial: the softmax).
+sgd_probabilities <- function(object, f) {
+  if (object$loss$name != "logistic") {
+    abort_input(c("{.code type = \"prob\"} needs a loss with a probability reading: only {.code loss = \"logistic\"} has one.",
+                  "i" = "This fit uses the {object$loss$name} loss; use {.code type = \"link\"} for decision values."))
+  }
+  if (is.null(object$multiclass)) {
+    p <- stats::plogis(f)
+    out <- cbind(1 - p, p)
+    colnames(out) <- as.character(object$levels)
+    return(out)
+  }
+  if (object$multiclass == "multinomial") {
+    e <- exp(f - apply(f, 1, max))
+  } else {
+    e <- stats::plogis(f)
+  }
+  e / rowSums(e)
+}
+
 sgd_classes <- function(object, positive) {
   lev <- object$levels
   out <- ifelse(positive, 2L, 1L)
@@ -62,20 +101,25 @@ sgd_classes <- function(object, positive) {
 #' table(predict(fit, x), y)
 #' head(predict(fit, x, type = "link"))
 #' @export
-predict.sgd_robust <- function(object, newdata = NULL, type = c("class", "link"), ...) {
+predict.sgd_robust <- function(object, newdata = NULL, type = c("class", "link", "prob"), ...) {
   type <- match_arg(type)
   if (is.null(newdata)) {
-    f <- object$margins * object$y
+    f <- fitted(object)
   } else {
     x <- sgd_newx(object, newdata)
-    f <- as.vector(x %*% object$weights) + object$bias
+    f <- sgd_decision_values(object, x)
   }
   if (type == "link") return(f)
+  if (type == "prob") return(sgd_probabilities(object, f))
+  if (!is.null(object$multiclass)) return(sgd_classes_from_index(object, max.col(f, ties.method = "first")))
   sgd_classes(object, f > 0)
 }
 
 #' @export
-fitted.sgd_robust <- function(object, ...) object$margins * object$y
+fitted.sgd_robust <- function(object, ...) {
+  if (!is.null(object$multiclass)) return(object$decision)
+  object$margins * object$y
+}
 
 #' @export
 coef.sgd_robust <- function(object, ...) object$coefficients
@@ -87,9 +131,15 @@ print.sgd_robust <- function(x, ...) {
   cli::cat_line("  method:  ", sgd_method_label(x))
   eta_txt <- if (is.na(x$eta)) "1/(lambda t)" else sprintf("%g%s", x$eta, if (x$eta_auto) " (chosen automatically)" else "")
   cli::cat_line(sprintf("  lambda = %g, eta = %s, bias: %s", x$lambda, eta_txt, x$bias_mode))
-  cli::cat_line(sprintf("  data:    %d x %d (%s), classes %s / %s", x$n, x$d,
+  cli::cat_line(sprintf("  data:    %d x %d (%s), classes %s%s", x$n, x$d,
                         if (x$sparse) "sparse" else "dense",
-                        as.character(x$levels[1]), as.character(x$levels[2])))
+                        paste(as.character(x$levels), collapse = " / "),
+                        if (is.null(x$multiclass)) "" else sprintf(" (%s)", if (x$multiclass == "ovr") "one-vs-rest" else "multinomial")))
+  if (identical(x$warm_start, "hinge")) cli::cat_line("  warm start: one epoch of the hinge loss")
+  if (NROW(x$step_shrinks)) {
+    cli::cat_line(sprintf("  step guard: %d epoch%s rerun with a halved step", nrow(x$step_shrinks),
+                          if (nrow(x$step_shrinks) == 1) "" else "s"))
+  }
   tr <- x$trace[nrow(x$trace), ]
   cli::cat_line(sprintf("  %d epoch%s, %s; objective %.5g, training error %.4g",
                         x$iterations, if (x$iterations == 1) "" else "s",
@@ -114,6 +164,9 @@ print.sgd_robust <- function(x, ...) {
 #' @export
 summary.sgd_robust <- function(object, ...) {
   w <- object$coefficients
+  if (is.matrix(w)) {
+    w <- stats::setNames(as.vector(w), paste0(rownames(w)[row(w)], ":", colnames(w)[col(w)]))
+  }
   top <- w[order(-abs(w))][seq_len(min(10L, length(w)))]
   out <- list(call = object$call, loss = sgd_loss_label(object$loss),
               method = sgd_method_label(object), lambda = object$lambda, eta = object$eta,
@@ -228,8 +281,12 @@ NULL
 #' @rdname sgd_robust_tidiers
 #' @export
 tidy.sgd_robust <- function(x, ...) {
-  data.frame(term = names(x$coefficients), estimate = unname(x$coefficients),
-             stringsAsFactors = FALSE)
+  cf <- x$coefficients
+  if (is.matrix(cf)) {
+    return(data.frame(class = colnames(cf)[col(cf)], term = rownames(cf)[row(cf)],
+                      estimate = as.vector(cf), stringsAsFactors = FALSE))
+  }
+  data.frame(term = names(cf), estimate = unname(cf), stringsAsFactors = FALSE)
 }
 
 #' @rdname sgd_robust_tidiers
@@ -245,12 +302,17 @@ glance.sgd_robust <- function(x, ...) {
 #' @rdname sgd_robust_tidiers
 #' @export
 augment.sgd_robust <- function(x, data = NULL, ...) {
-  f <- x$margins * x$y
+  f <- fitted(x)
   out <- if (is.null(data)) data.frame(.row = seq_len(x$n)) else as.data.frame(data)
   if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")
   score <- noise_scores(x)
-  out$.fitted <- f
-  out$.class <- sgd_classes(x, f > 0)
+  if (is.matrix(f)) {
+    out$.fitted <- f[cbind(seq_len(x$n), x$class_index)]
+    out$.class <- sgd_classes_from_index(x, max.col(f, ties.method = "first"))
+  } else {
+    out$.fitted <- f
+    out$.class <- sgd_classes(x, f > 0)
+  }
   out$.margin <- x$margins
   out$.noise_score <- score
   out$.flagged <- score > 0
@@ -287,9 +349,25 @@ NULL
 #' @rdname sgd_robust_noise
 #' @export
 noise_scores.sgd_robust <- function(object, ...) {
-  object$loss_flat_start <- object$loss_flat_start %||%
-    .sgd_loss_eval(object$loss, 0)$flat_start
-  object$loss_flat_start - object$margins
+  z0 <- object$loss_flat_start %||% .sgd_loss_eval(object$loss, 0)$flat_start
+  if (!is.null(object$multiclass)) {
+    if (object$multiclass == "multinomial") z0 <- 0
+    return(z0 - pmin(object$margins, sgd_margin_vs_best(object)$margin))
+  }
+  z0 - object$margins
+}
+
+# Multiclass fits: half the gap between the given class's decision value and
+# the best other class's, (f_y - max_{k != y} f_k) / 2, and that class. For K
+# = 2 one-vs-rest models (f_2 = -f_1) this is the binary margin y f.
+sgd_margin_vs_best <- function(object) {
+  f <- object$decision
+  n <- nrow(f)
+  own <- f[cbind(seq_len(n), object$class_index)]
+  other <- f
+  other[cbind(seq_len(n), object$class_index)] <- -Inf
+  best <- max.col(other, ties.method = "first")
+  list(margin = (own - other[cbind(seq_len(n), best)]) / 2, best = best)
 }
 
 #' @rdname sgd_robust_noise
@@ -297,6 +375,21 @@ noise_scores.sgd_robust <- function(object, ...) {
 label_issues.sgd_robust <- function(object, threshold = 0, ...) {
   check_number(threshold, "threshold")
   score <- noise_scores(object)
+  if (!is.null(object$multiclass)) {
+    vs <- sgd_margin_vs_best(object)
+    weight <- if (object$multiclass == "multinomial") {
+      f <- object$decision
+      e <- exp(f - apply(f, 1, max))
+      1 - (e / rowSums(e))[cbind(seq_len(object$n), object$class_index)]
+    } else {
+      -.sgd_loss_eval(object$loss, object$margins)$deriv
+    }
+    return(new_label_issues(seq_len(object$n), score, score > threshold,
+                            margin = object$margins, margin_vs_best = vs$margin,
+                            loss_weight = weight,
+                            label = sgd_classes_from_index(object, object$class_index),
+                            best_other = sgd_classes_from_index(object, vs$best)))
+  }
   ev <- .sgd_loss_eval(object$loss, object$margins)
   new_label_issues(seq_len(object$n), score, score > threshold,
                    margin = object$margins, loss_weight = -ev$deriv,

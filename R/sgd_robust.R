@@ -44,9 +44,56 @@
 #' (Bottou's svmsgd); `"none"` fits no bias.
 #'
 #' Convergence: the fit is called converged when the primal objective changed
-#' by at most `tol` (relative) over the last epoch; otherwise a
-#' `noisylabels_warning_convergence` warning is given. Non-finite weights stop
-#' the fit with an error that suggests a smaller `eta`.
+#' by at most `tol` (relative) over the last epoch (for a single epoch: against
+#' the objective at the starting point); otherwise a
+#' `noisylabels_warning_convergence` warning is given.
+#'
+#' Step guard: when an epoch ends with an objective more than `step_guard`
+#' (relative) above the previous epoch's (or the starting point's), or with
+#' non-finite weights, the epoch is undone, `eta` is halved and the epoch is
+#' run again (at most 20 times per fit). Each such rerun is a row of
+#' `fit$step_shrinks` (epoch, eta before and after, the rejected and the
+#' previous objective) and is announced by a message of class
+#' `noisylabels_message_step_guard`; `fit$eta` is the step in use at the end.
+#' Weights that are still non-finite after that stop the fit with an error
+#' that suggests a smaller `eta`.
+#'
+#' Warm start: with a bounded loss (`"smooth_ramp"`, `"ramp"`, `"gompertz"`)
+#' and no `init`, the default (`warm_start = "auto"`) first runs one epoch
+#' of the hinge loss from w = 0 and starts the bounded loss there. From w = 0
+#' on all-positive features with unbalanced classes, the first steps of a
+#' bounded loss move every margin along the mean of x into the flat
+#' regions: on ijcnn1 (10% positives) the smooth ramp ended at the constant
+#' classifier for every seed and every lambda tried. The hinge loss's
+#' gradient never vanishes on the wrong side, so it finds the direction first
+#' (as CCCP for the ramp loss starts from the hinge solution).
+#' `warm_start = "none"` is Algorithm 1 as published.
+#'
+#' @section Multiclass:
+#' With more than two classes (or `multiclass = "ovr"`), one binary model
+#' per class (the class against the rest) is trained for every loss; the K
+#' models share one epoch loop: each row is read once per epoch and updates
+#' the K models in turn, each exactly as the binary fit would (so with K = 2
+#' the second model is the binary fit and the first its negative).
+#' `multiclass = "multinomial"` (logistic loss only) fits softmax
+#' regression instead. [predict()] gives the class with the largest decision
+#' value; `type = "prob"` is available for the logistic loss (sigmoids
+#' normalised to sum 1 for one-vs-rest, the softmax for multinomial).
+#' The noise score of row i with label y is \eqn{z_0 - \min(f_y(x_i), (f_y(x_i) -
+#' \max_{k \ne y} f_k(x_i))/2)}: how deep the given class's own margin lies in
+#' the flat region of the loss, or how far the best other class beats it
+#' (half the gap, so that with K = 2 both equal the binary margin); \eqn{z_0 =
+#' 0} for the multinomial model.
+#'
+#' @section Weights:
+#' `weights` (one per row, >= 0) and `class_weight` (`"balanced"`: n / (K
+#' n_k) for class k, as in scikit-learn; or a named vector, classes not named
+#' weigh 1) multiply each row's loss term, so its step. Their product is
+#' rescaled to mean 1: the objective is \eqn{\lambda/2 \|w\|^2 + \sum_i
+#' v_i r(z_i) / \sum_i v_i}, the same as that of the data with each row
+#' repeated in proportion to its weight, and the expected step of a weighted
+#' epoch equals that of the repeated data. The automatic step search ignores
+#' the weights.
 #'
 #' @section Noise scores:
 #' [noise_scores()] returns, for every training row, how far its margin
@@ -104,6 +151,17 @@
 #'   (e.g. one epoch of the logistic loss), its [coef()] (intercept first),
 #'   or the weights alone (intercept 0). On the user's columns, also with
 #'   `center = TRUE`.
+#' @param weights Optional non-negative weight per row (see Weights).
+#' @param class_weight `NULL`, `"balanced"` or a named numeric vector of
+#'   weights per class (see Weights).
+#' @param multiclass `"auto"` (binary for two classes, one-vs-rest for more),
+#'   `"ovr"` (one-vs-rest also for two classes) or `"multinomial"` (softmax
+#'   regression; logistic loss only). See Multiclass.
+#' @param warm_start `"auto"` (one hinge epoch first for the bounded losses
+#'   when `init` is not given), `"hinge"` (always) or `"none"`.
+#' @param step_guard Relative objective increase over an epoch above which
+#'   the epoch is undone and `eta` halved (see Algorithm); 0 or `Inf`
+#'   switches the guard off. Ignored by Pegasos.
 #' @param x_valid,y_valid Optional validation data; the per-epoch error on
 #'   them is traced.
 #' @param tol Relative objective change over the last epoch below which the
@@ -114,7 +172,7 @@
 #' @param record_iterates Store every iterate (`fit$iterates`, a matrix with
 #'   one column per step: the weights including the bias feature, then the
 #'   separate bias) and the rows visited (`fit$visit_order`); for tests on tiny
-#'   data only.
+#'   data only. It runs Algorithm 1 as written: no warm start, no step guard.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `sgd_robust`: a list with `coefficients`
 #'   (bias first, named `(Intercept)`), `weights`, `bias`, `loss` (name and
@@ -126,7 +184,14 @@
 #'   `cpu_seconds` (process CPU time of the same sections), `eval_seconds`
 #'   and `eval_cpu_seconds` (the per-epoch objective and error passes over the
 #'   training and validation data, and the final margins), `levels`,
-#'   `n`, `d`, `sparse`, `seed`, `call` and, for the formula method, `terms`.
+#'   `n`, `d`, `sparse`, `seed`, `call` and, for the formula method, `terms`;
+#'   also `eta_initial`, `objective_start` (objective at the starting point),
+#'   `step_shrinks`, `warm_start`, `case_weights` (the rescaled row weights or
+#'   `NULL`) and `class_weight`. Multiclass fits have `weights` as a d x K
+#'   matrix, `bias` and `coefficients` per class (one column each),
+#'   `multiclass` (`"ovr"` or `"multinomial"`), `n_classes`, `decision` (the
+#'   n x K training decision values), `class_index` and `margins` (the given
+#'   class's decision value).
 #' @references Han, B., Tsang, I. W. and Chen, L. (2016). On the convergence of
 #'   a family of robust losses for stochastic gradient descent. ECML PKDD 2016,
 #'   LNAI 9851, 665-680.
@@ -160,6 +225,9 @@ sgd_robust.default <- function(x, y,
                                eta = NULL, epochs = 15L, option = c("B", "A"),
                                bias = c("feature", "separate", "none"), bias_step = 0.01,
                                center = FALSE, init = NULL,
+                               weights = NULL, class_weight = NULL,
+                               multiclass = c("auto", "ovr", "multinomial"),
+                               warm_start = c("auto", "hinge", "none"), step_guard = 0.25,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
@@ -168,6 +236,8 @@ sgd_robust.default <- function(x, y,
   method <- match_arg(method)
   option <- match_arg(option)
   bias <- match_arg(bias)
+  multiclass <- match_arg(multiclass)
+  warm_start <- match_arg(warm_start)
   check_number(lambda, "lambda", lower = 0)
   if (method == "pegasos" && lambda == 0) {
     abort_input("Pegasos needs {.arg lambda} > 0 (its step is 1/(lambda t)).")
@@ -176,6 +246,9 @@ sgd_robust.default <- function(x, y,
   epochs <- check_count(epochs, "epochs")
   check_number(tol, "tol", lower = 0)
   check_number(bias_step, "bias_step", lower = 0, open_lower = TRUE)
+  if (!is.numeric(step_guard) || length(step_guard) != 1L || is.na(step_guard) || step_guard < 0) {
+    abort_input("{.arg step_guard} must be a single number >= 0 (0 or Inf switches the guard off).")
+  }
   eta_sample <- check_count(eta_sample, "eta_sample")
   check_flag(record_iterates, "record_iterates")
   loss_spec <- sgd_loss_spec(loss, s = s, alpha = alpha, beta = beta, c = c)
@@ -198,8 +271,21 @@ sgd_robust.default <- function(x, y,
   }
 
   train <- sgd_data(x, "x")
-  lab <- sgd_encode_labels(y, train$n)
-  train$y <- lab$y
+  lab <- sgd_labels(y, train$n, multiclass = multiclass)
+  multi <- lab$multi
+  if (multi && multiclass == "multinomial" && loss != "logistic") {
+    abort_input(c("{.code multiclass = \"multinomial\"} needs {.code loss = \"logistic\"} (softmax regression).",
+                  "i" = "Use {.code multiclass = \"ovr\"} for the other losses."))
+  }
+  if (multi && multiclass == "multinomial" && method == "pegasos") {
+    abort_input("Pegasos has no multinomial form; use {.code multiclass = \"ovr\"}.")
+  }
+  if (multi && record_iterates) {
+    abort_input("{.arg record_iterates} is for binary fits only.")
+  }
+  train <- sgd_set_labels(train, lab)
+  case_w <- sgd_case_weights(weights, class_weight, lab, train$n)
+  train$weight <- case_w$weight
   valid <- NULL
   if (!is.null(x_valid) || !is.null(y_valid)) {
     if (is.null(x_valid) || is.null(y_valid)) {
@@ -209,20 +295,26 @@ sgd_robust.default <- function(x, y,
     if (valid$d != train$d) {
       abort_input("{.arg x_valid} has {valid$d} column{?s} but {.arg x} has {train$d}.")
     }
-    valid$y <- sgd_encode_labels(y_valid, valid$n, levels = lab$levels, arg = "y_valid")$y
+    valid <- sgd_set_labels(valid, sgd_labels(y_valid, valid$n, multiclass = multiclass,
+                                              template = lab, arg = "y_valid"))
   }
   if (is.null(seed)) seed <- draw_seed()
   seed <- check_count(seed, "seed", lower = 0)
   if (record_iterates && (train$d + 3) * as.double(train$n) * epochs > 5e7) {
     abort_input("{.arg record_iterates} would store {format((train$d + 3) * as.double(train$n) * epochs)} numbers; it is meant for tiny test problems.")
   }
-
+  n_models <- if (multi) lab$K else 1L
+  # record_iterates shows Algorithm 1 exactly as written (tests replay it):
+  # no warm start, no step guard.
+  guard <- if (record_iterates) 0 else step_guard
   opts <- list(method = method, loss = loss_spec, lambda = lambda, eta = eta %||% 1,
                epochs = epochs, average = option == "B", bias = bias,
-               bias_step = bias_step, record_iterates = record_iterates, seed = as.double(seed))
+               bias_step = bias_step, record_iterates = record_iterates, seed = as.double(seed),
+               multinomial = multi && multiclass == "multinomial", guard = as.double(guard),
+               guard_max_shrinks = 20L)
   eta_auto <- is.null(eta) && method != "pegasos"
   if (eta_auto) {
-    opts$eta <- call_core(.sgd_choose_eta(train, opts, eta_sample))
+    opts$eta <- call_core(.sgd_choose_eta(sgd_eta_data(train, lab), opts, eta_sample))
   } else if (method == "sgd" && opts$eta * lambda >= 1) {
     abort_input(c("{.arg eta} * {.arg lambda} = {format(opts$eta * lambda)} must be < 1.",
                   "i" = "The shrink step (1 - eta lambda) would wipe out the weights; use a smaller {.arg eta}."))
@@ -230,40 +322,103 @@ sgd_robust.default <- function(x, y,
     abort_input("{.arg eta} * {.arg lambda} must be < 1 for ASGD.")
   }
   if (!is.null(init)) {
-    start <- sgd_start(init, train$d, bias, centre)
+    start <- sgd_start(init, train$d, bias, centre, n_models)
     opts$w_init <- start$w
     opts$b_init <- start$b
   }
+  # Warm start (bounded losses): one epoch of the hinge loss from the start
+  # point, then the bounded loss from there. From w = 0 the first steps of a
+  # bounded loss on unbalanced classes can push every margin into the flat
+  # regions (a constant classifier: every ijcnn1 seed did so).
+  bounded <- loss %in% c("smooth_ramp", "ramp", "gompertz")
+  warm <- if (warm_start == "auto") bounded && is.null(init) && method != "pegasos" && !record_iterates
+          else warm_start == "hinge"
+  if (warm && record_iterates) abort_input("{.arg record_iterates} runs Algorithm 1 as written; use {.code warm_start = \"none\"}.")
+  if (warm) {
+    wopts <- opts
+    wopts$loss <- sgd_loss_spec("hinge")
+    wopts$epochs <- 1L
+    wopts$multinomial <- FALSE
+    wopts$seed <- as.double((seed + 7919L) %% .Machine$integer.max)
+    wres <- call_core(.sgd_fit(train, NULL, wopts))
+    opts$eta <- wres$eta_final
+    opts$w_init <- sgd_core_init(wres, train$d, bias, n_models)
+    opts$b_init <- if (bias == "separate") wres$biases else numeric(0)
+  }
   res <- call_core(.sgd_fit(train, valid, opts))
+  sgd_build_fit(res, train, lab, opts, call = call, x = x, centre = centre,
+                extra = list(eta_initial = if (method == "pegasos") NA_real_ else opts$eta,
+                             eta_auto = eta_auto, tol = tol, seed = seed, option = option,
+                             bias_mode = bias, bias_step = bias_step, epochs = epochs,
+                             warm_start = if (warm) "hinge" else "none",
+                             step_guard = guard, case_weights = case_w$weight,
+                             class_weight = case_w$class_weight,
+                             record_iterates = record_iterates))
+}
 
-  nm <- colnames(x) %||% paste0("x", seq_len(train$d))
-  weights <- stats::setNames(res$weights, nm)
-  # Centred fit: w'(x - m) + b = w'x + (b - w'm); report the bias on the user's scale.
-  if (!is.null(centre)) res$bias <- res$bias - sum(res$weights * centre)
+# Starting weights for the core, in its layout (per model: d weights, plus the
+# bias feature's weight), from a core result.
+sgd_core_init <- function(res, d, bias, n_models) {
+  W <- matrix(res$weights, d, n_models)
+  if (bias == "feature") W <- rbind(W, res$biases)
+  as.double(W)
+}
+
+# Assemble the fitted object from the core's result.
+sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra) {
+  multi <- lab$multi
+  K <- if (multi) lab$K else 1L
+  d <- train$d
+  nm <- colnames(x) %||% paste0("x", seq_len(d))
   obj <- res$objective
   k <- length(obj)
-  rel_change <- if (k >= 2) abs(obj[k] - obj[k - 1]) / max(1, abs(obj[k])) else NA_real_
-  converged <- isTRUE(rel_change <= tol)
+  prev <- if (k >= 2) obj[k - 1] else res$objective_start
+  rel_change <- if (k >= 1) abs(obj[k] - prev) / max(1, abs(obj[k])) else NA_real_
+  converged <- isTRUE(rel_change <= extra$tol)
   if (!converged) {
     warn_convergence(c("SGD did not converge in {k} epoch{?s}: the objective changed by {format(rel_change, digits = 3)} (relative) in the last epoch.",
-                       "i" = "Raise {.arg epochs}, lower {.arg eta}, or raise {.arg tol} (was {tol})."))
+                       "i" = "Raise {.arg epochs}, lower {.arg eta}, or raise {.arg tol} (was {extra$tol})."))
+  }
+  shrinks <- as.data.frame(res$shrinks)
+  if (nrow(shrinks)) {
+    cli::cli_inform(c("i" = "SGD step guard: {nrow(shrinks)} epoch{?s} ended with a much worse objective and {?was/were} rerun with a halved step (eta {format(shrinks$eta_from[1], digits = 3)} -> {format(res$eta_final, digits = 3)}); see {.code fit$step_shrinks}."),
+                    class = "noisylabels_message_step_guard")
   }
   trace <- data.frame(epoch = seq_len(k), objective = obj, train_error = res$train_error,
                       valid_error = if (length(res$valid_error)) res$valid_error else NA_real_)
-  fit <- list(coefficients = c("(Intercept)" = res$bias, weights),
-              weights = weights, bias = res$bias,
-              loss = loss_spec, method = method, option = option, bias_mode = bias,
-              lambda = lambda, eta = if (method == "pegasos") NA_real_ else opts$eta,
-              bias_step = bias_step, centre = centre,
-              eta_auto = eta_auto, epochs = epochs, trace = trace,
-              margins = res$margins, y = train$y, converged = converged,
-              iterations = res$epochs_run, rel_change = rel_change, tol = tol,
+  W <- matrix(res$weights, d, K, dimnames = list(nm, if (multi) lab$class_names else NULL))
+  b <- res$biases
+  # Centred fit: w'(x - m) + b = w'x + (b - w'm); report the bias on the user's scale.
+  if (!is.null(centre)) b <- b - colSums(W * centre)
+  fit <- list(loss = opts$loss, method = opts$method, lambda = opts$lambda,
+              eta = if (opts$method == "pegasos") NA_real_ else res$eta_final,
+              centre = centre, trace = trace, converged = converged,
+              iterations = res$epochs_run, rel_change = rel_change,
+              objective_start = res$objective_start, step_shrinks = shrinks,
               seconds = res$seconds_train, cpu_seconds = res$cpu_seconds_train,
               eval_seconds = res$seconds_evaluate, eval_cpu_seconds = res$cpu_seconds_evaluate,
               renormalisations = res$renormalisations,
-              levels = lab$levels, label_kind = lab$kind, n = train$n, d = train$d,
-              sparse = train$sparse, seed = seed, call = call)
-  if (record_iterates) {
+              levels = lab$levels, label_kind = lab$kind, n = train$n, d = d,
+              sparse = train$sparse, call = call)
+  fit <- c(fit, extra)
+  if (!multi) {
+    fit$weights <- stats::setNames(W[, 1], nm)
+    fit$bias <- b[1]
+    fit$coefficients <- c("(Intercept)" = fit$bias, fit$weights)
+    fit$margins <- res$margins
+    fit$y <- train$y
+  } else {
+    fit$multiclass <- if (isTRUE(opts$multinomial)) "multinomial" else "ovr"
+    fit$n_classes <- K
+    fit$weights <- W
+    fit$bias <- stats::setNames(b, lab$class_names)
+    fit$coefficients <- rbind("(Intercept)" = fit$bias, W)
+    dec <- matrix(res$decision, train$n, K, dimnames = list(NULL, lab$class_names))
+    fit$decision <- dec
+    fit$class_index <- train$label + 1L
+    fit$margins <- dec[cbind(seq_len(train$n), fit$class_index)]
+  }
+  if (isTRUE(extra$record_iterates)) {
     it <- matrix(res$iterates, nrow = length(res$iterates) / (k * train$n))
     fit$visit_order <- it[1, ] + 1
     fit$iterates <- it[-1, , drop = FALSE]
@@ -271,12 +426,154 @@ sgd_robust.default <- function(x, y,
   new_sgd_robust(fit)
 }
 
+# Labels for binary or multiclass fits. Binary fits (two classes and
+# multiclass = "auto") keep the +-1 coding of sgd_encode_labels(); otherwise
+# the classes are coded 0..K-1 for the core. `template` (a previous result)
+# fixes the classes, e.g. for validation data.
+sgd_labels <- function(y, n, multiclass = "auto", template = NULL, arg = "y",
+                       call = parent.frame()) {
+  if (!is.null(template) && !template$multi) {
+    out <- sgd_encode_labels(y, n, levels = template$levels, arg = arg, call = call)
+    return(c(out, list(multi = FALSE, K = 2L, class_names = as.character(template$levels),
+                       cls = ifelse(out$y > 0, 2L, 1L))))
+  }
+  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  if (!is.atomic(y) || !is.null(dim(y))) {
+    abort_input("{.arg {arg}} must be a vector or factor of labels.", call = call)
+  }
+  if (length(y) != n) {
+    abort_input("{.arg {arg}} has length {length(y)} but the data have {n} row{?s}.", call = call)
+  }
+  if (anyNA(y)) abort_input("{.arg {arg}} contains NA labels.", call = call)
+  if (is.numeric(y) && any(!is.finite(y))) abort_input("{.arg {arg}} contains infinite values.", call = call)
+  if (is.null(template)) {
+    present <- if (is.factor(y)) levels(droplevels(y)) else sort(unique(y))
+    if (length(present) < 2) {
+      abort_input("{.arg {arg}} has a single class ({.val {as.character(present)}}); two are needed.",
+                  call = call)
+    }
+    if (length(present) == 2L && multiclass == "auto") {
+      out <- sgd_encode_labels(y, n, arg = arg, call = call)
+      return(c(out, list(multi = FALSE, K = 2L, class_names = as.character(out$levels),
+                         cls = ifelse(out$y > 0, 2L, 1L))))
+    }
+    kind <- if (is.factor(y)) "factor" else if (is.logical(y)) "logical" else if (is.character(y)) "character" else if (is.numeric(y)) "numeric" else "other"
+    if (kind == "other") abort_input("{.arg {arg}} has unsupported type {.cls {class(y)}}.", call = call)
+    levels <- present
+  } else {
+    levels <- template$levels
+    kind <- template$kind
+  }
+  idx <- match(as.character(y), as.character(levels))
+  if (anyNA(idx)) {
+    bad <- unique(as.character(y)[is.na(idx)])
+    abort_input(c("{.arg {arg}} has {cli::qty(length(bad))}label{?s} {.val {bad}} that the fit does not know.",
+                  "i" = "The fit's classes are {.val {as.character(levels)}}."),
+                class = "noisylabels_error_unknown_class", call = call)
+  }
+  list(multi = TRUE, K = length(levels), levels = levels, kind = kind,
+       class_names = as.character(levels), cls = idx, label = idx - 1L)
+}
+
+sgd_set_labels <- function(data, lab) {
+  if (lab$multi) {
+    data$label <- as.integer(lab$label)
+    data$n_classes <- lab$K
+    data$y <- NULL
+  } else {
+    data$y <- lab$y
+  }
+  data
+}
+
+# The automatic step search runs on a binary problem: the data's own labels,
+# or for multiclass fits the last class against the rest (for K = 2 exactly
+# the binary coding).
+sgd_eta_data <- function(train, lab) {
+  if (!lab$multi) return(train)
+  train$y <- ifelse(lab$cls == lab$K, 1, -1)
+  train$label <- NULL
+  train$weight <- NULL
+  train
+}
+
+# Row weights: `weights` times the class weights, rescaled to mean 1 (only
+# their ratios matter: weights of 2 on some rows equal those rows twice in
+# the data, in expectation). NULL when every row weighs the same.
+sgd_case_weights <- function(weights, class_weight, lab, n, call = parent.frame()) {
+  w <- rep(1, n)
+  if (!is.null(weights)) {
+    if (!is.numeric(weights) || length(weights) != n || anyNA(weights) || any(!is.finite(weights))) {
+      abort_input("{.arg weights} must be a finite numeric vector with one entry per row ({n}).",
+                  class = "noisylabels_error_weights", call = call)
+    }
+    if (any(weights < 0)) {
+      abort_input(c("{.arg weights} must be >= 0.",
+                    "x" = "{sum(weights < 0)} weight{?s} {?is/are} negative (e.g. {weights[weights < 0][1]})."),
+                  class = "noisylabels_error_weights", call = call)
+    }
+    w <- as.double(weights)
+  }
+  cw <- NULL
+  if (!is.null(class_weight)) {
+    cls <- lab$cls
+    counts <- tabulate(cls, nbins = length(lab$class_names))
+    if (is.character(class_weight) && length(class_weight) == 1L && is.null(names(class_weight))) {
+      if (class_weight != "balanced") {
+        abort_input("{.arg class_weight} must be {.val balanced} or a named numeric vector.",
+                    class = "noisylabels_error_weights", call = call)
+      }
+      cw <- ifelse(counts > 0, n / (length(counts) * pmax(counts, 1)), 0)
+      names(cw) <- lab$class_names
+    } else {
+      if (!is.numeric(class_weight) || is.null(names(class_weight)) || anyNA(class_weight) ||
+          any(!is.finite(class_weight)) || any(class_weight < 0)) {
+        abort_input("{.arg class_weight} must be {.val balanced} or a named vector of finite weights >= 0.",
+                    class = "noisylabels_error_weights", call = call)
+      }
+      unknown <- setdiff(names(class_weight), lab$class_names)
+      if (length(unknown)) {
+        abort_input(c("{.arg class_weight} names class{?es} {.val {unknown}} that {.arg y} does not have.",
+                      "i" = "The classes are {.val {lab$class_names}}."),
+                    class = c("noisylabels_error_unknown_class", "noisylabels_error_weights"), call = call)
+      }
+      cw <- stats::setNames(rep(1, length(lab$class_names)), lab$class_names)
+      cw[names(class_weight)] <- class_weight
+    }
+    w <- w * unname(cw[cls])
+  }
+  if (!any(w > 0)) {
+    abort_input("Every row has weight 0; there is nothing to learn from.",
+                class = "noisylabels_error_weights", call = call)
+  }
+  w <- w / mean(w)
+  list(weight = if (all(w == 1)) NULL else w, class_weight = cw)
+}
+
 # Starting weights for the core from `init` (coefficients with the intercept
 # first, as coef() returns them, the weights alone, or a fitted sgd_robust
 # model), on the scale of the (possibly centred) training columns.
-sgd_start <- function(init, d, bias, centre) {
+sgd_start <- function(init, d, bias, centre, n_models = 1L) {
   if (inherits(init, "sgd_robust")) init <- stats::coef(init)
-  if (!is.numeric(init) || !(length(init) %in% c(d, d + 1L)) || any(!is.finite(init))) {
+  if (n_models > 1L) {
+    ok <- is.numeric(init) && is.matrix(init) && ncol(init) == n_models &&
+      nrow(init) %in% c(d, d + 1L) && all(is.finite(init))
+    if (!ok) {
+      abort_input(c("{.arg init} for a fit of {n_models} classes must be a fitted multiclass {.cls sgd_robust} model or a finite matrix with {n_models} columns and {d} rows (weights) or {d + 1} (intercept first).",
+                    "x" = "Got {if (is.matrix(init)) paste(nrow(init), 'x', ncol(init), 'matrix') else class(init)[1]}."))
+    }
+    b <- if (nrow(init) == d + 1L) init[1, ] else rep(0, n_models)
+    W <- if (nrow(init) == d + 1L) init[-1, , drop = FALSE] else init
+    storage.mode(W) <- "double"
+    if (!is.null(centre)) b <- b + colSums(W * centre)
+    if (bias == "none" && any(b != 0)) {
+      abort_input("{.arg init} has intercepts but {.code bias = \"none\"} fits none.")
+    }
+    return(list(w = as.double(if (bias == "feature") rbind(W, b) else W),
+                b = if (bias == "separate") as.double(b) else numeric(0)))
+  }
+  if (is.matrix(init) && ncol(init) == 1L) init <- init[, 1]
+  if (!is.numeric(init) || is.matrix(init) || !(length(init) %in% c(d, d + 1L)) || any(!is.finite(init))) {
     abort_input(c("{.arg init} must be a fitted {.cls sgd_robust} model or a finite numeric vector of {d} weights, or {d + 1} coefficients with the intercept first.",
                   "x" = "Got {if (is.numeric(init)) paste(length(init), 'number(s)') else class(init)[1]}."))
   }
@@ -287,7 +584,7 @@ sgd_start <- function(init, d, bias, centre) {
   if (bias == "none" && b != 0) {
     abort_input("{.arg init} has an intercept but {.code bias = \"none\"} fits none.")
   }
-  list(w = if (bias == "feature") c(w, b) else w, b = if (bias == "separate") b else 0)
+  list(w = if (bias == "feature") c(w, b) else w, b = if (bias == "separate") b else numeric(0))
 }
 
 new_sgd_robust <- function(fit) {

@@ -17,9 +17,24 @@ SgdData data_from_list(const Rcpp::List& spec) {
   SgdData data;
   data.n = Rcpp::as<int>(spec["n"]);
   data.d = Rcpp::as<int>(spec["d"]);
-  SEXP y = spec["y"];
-  if (TYPEOF(y) != REALSXP || Rf_xlength(y) != data.n) Rcpp::stop("y must be a double vector of length n");
-  data.y = REAL(y);
+  // Binary fits: y = +-1 doubles. Multiclass fits: label = 0-based integer
+  // classes and n_classes.
+  if (spec.containsElementNamed("label") && !Rf_isNull(spec["label"])) {
+    SEXP label = spec["label"];
+    if (TYPEOF(label) != INTSXP || Rf_xlength(label) != data.n)
+      Rcpp::stop("label must be an integer vector of length n");
+    data.label = INTEGER(label);
+    data.n_classes = Rcpp::as<int>(spec["n_classes"]);
+  } else {
+    SEXP y = spec["y"];
+    if (TYPEOF(y) != REALSXP || Rf_xlength(y) != data.n) Rcpp::stop("y must be a double vector of length n");
+    data.y = REAL(y);
+  }
+  if (spec.containsElementNamed("weight") && !Rf_isNull(spec["weight"])) {
+    SEXP w = spec["weight"];
+    if (TYPEOF(w) != REALSXP || Rf_xlength(w) != data.n) Rcpp::stop("weight must be a double vector of length n");
+    data.weight = REAL(w);
+  }
   SEXP dense = spec["dense"];
   if (!Rf_isNull(dense)) {
     if (TYPEOF(dense) != REALSXP || Rf_xlength(dense) != static_cast<R_xlen_t>(data.n) * data.d)
@@ -70,8 +85,11 @@ SgdOptions options_from_list(const Rcpp::List& o) {
   opt.record_iterates = Rcpp::as<bool>(o["record_iterates"]);
   if (o.containsElementNamed("w_init")) {
     opt.w_init = Rcpp::as<std::vector<double>>(o["w_init"]);
-    opt.b_init = Rcpp::as<double>(o["b_init"]);
+    opt.b_init = Rcpp::as<std::vector<double>>(o["b_init"]);
   }
+  if (o.containsElementNamed("multinomial")) opt.multinomial = Rcpp::as<bool>(o["multinomial"]);
+  if (o.containsElementNamed("guard")) opt.guard = Rcpp::as<double>(o["guard"]);
+  if (o.containsElementNamed("guard_max_shrinks")) opt.guard_max_shrinks = Rcpp::as<int>(o["guard_max_shrinks"]);
   // The seed arrives as a double holding a non-negative integer < 2^31.
   opt.seed = static_cast<std::uint64_t>(Rcpp::as<double>(o["seed"]));
   return opt;
@@ -109,6 +127,25 @@ Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::
       Rcpp::Named("cpu_seconds_train") = res.cpu_seconds_train,
       Rcpp::Named("seconds_evaluate") = res.seconds_evaluate,
       Rcpp::Named("cpu_seconds_evaluate") = res.cpu_seconds_evaluate);
+  out["n_models"] = res.n_models;
+  out["biases"] = Rcpp::wrap(res.biases);
+  out["decision"] = Rcpp::wrap(res.decision);
+  out["objective_start"] = res.objective_start;
+  out["eta_final"] = res.eta_final;
+  const int ns = static_cast<int>(res.shrinks.size());
+  Rcpp::IntegerVector sh_epoch(ns);
+  Rcpp::NumericVector sh_from(ns), sh_to(ns), sh_rej(ns), sh_before(ns);
+  for (int k = 0; k < ns; ++k) {
+    sh_epoch[k] = res.shrinks[k].epoch;
+    sh_from[k] = res.shrinks[k].eta_from;
+    sh_to[k] = res.shrinks[k].eta_to;
+    sh_rej[k] = res.shrinks[k].objective_rejected;
+    sh_before[k] = res.shrinks[k].objective_before;
+  }
+  out["shrinks"] = Rcpp::DataFrame::create(
+      Rcpp::Named("epoch") = sh_epoch, Rcpp::Named("eta_from") = sh_from,
+      Rcpp::Named("eta_to") = sh_to, Rcpp::Named("objective_rejected") = sh_rej,
+      Rcpp::Named("objective_before") = sh_before);
   if (opt.record_iterates) out["iterates"] = Rcpp::wrap(res.iterates);
   return out;
 }
