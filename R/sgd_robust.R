@@ -85,6 +85,22 @@
 #' (half the gap, so that with K = 2 both equal the binary margin); \eqn{z_0 =
 #' 0} for the multinomial model.
 #'
+#' @section Out of core:
+#' `x` may be the path of a LIBSVM file (plain, gzip, bzip2 or xz) or a
+#' vector of paths, read one after the other; `y` is then `NULL` (the labels
+#' are in the files). One pass learns the size and the classes; training then
+#' streams the files in chunks of `chunk_rows` rows, so memory holds one
+#' chunk (plus one margin per row for [noise_scores()]). Every epoch visits
+#' the chunks in order and runs one epoch of the core over each, its rows
+#' shuffled within the chunk (a shuffle buffer of the chunk's size),
+#' continuing the model, the step counter and the step; option B averages
+#' per chunk. The step search and the warm start use the first chunk. The
+#' trace's objective and training error are progressive: each chunk's value
+#' after its own pass, averaged over the rows. `chunk_rows` does the same for
+#' data in memory, so a file and the same rows in memory give the same fit;
+#' [update()] continues a fit on new rows exactly as one more chunk.
+#' [predict()], [noise_scores()] and [label_issues()] also read files.
+#'
 #' @section Weights:
 #' `weights` (one per row, >= 0) and `class_weight` (`"balanced"`: n / (K
 #' n_k) for class k, as in scikit-learn; or a named vector, classes not named
@@ -162,6 +178,10 @@
 #' @param step_guard Relative objective increase over an epoch above which
 #'   the epoch is undone and `eta` halved (see Algorithm); 0 or `Inf`
 #'   switches the guard off. Ignored by Pegasos.
+#' @param chunk_rows Train in chunks of this many rows (see Out of core);
+#'   for files the default is 100000.
+#' @param n_features For LIBSVM files: the number of columns (default: the
+#'   largest feature index in the files).
 #' @param x_valid,y_valid Optional validation data; the per-epoch error on
 #'   them is traced.
 #' @param tol Relative objective change over the last epoch below which the
@@ -218,7 +238,7 @@ sgd_robust.formula <- function(x, data, ...) {
 
 #' @rdname sgd_robust
 #' @export
-sgd_robust.default <- function(x, y,
+sgd_robust.default <- function(x, y = NULL,
                                loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
                                method = c("sgd", "asgd", "pegasos"),
                                lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
@@ -228,6 +248,7 @@ sgd_robust.default <- function(x, y,
                                weights = NULL, class_weight = NULL,
                                multiclass = c("auto", "ovr", "multinomial"),
                                warm_start = c("auto", "hinge", "none"), step_guard = 0.25,
+                               chunk_rows = NULL, n_features = NULL,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
@@ -253,6 +274,21 @@ sgd_robust.default <- function(x, y,
   check_flag(record_iterates, "record_iterates")
   loss_spec <- sgd_loss_spec(loss, s = s, alpha = alpha, beta = beta, c = c)
   check_flag(center, "center")
+  from_file <- is.character(x)
+  if (from_file) {
+    files <- check_libsvm_files(x)
+    if (!is.null(y)) {
+      abort_input("{.arg y} must be {.code NULL} when {.arg x} names LIBSVM files: the labels are read from the files.")
+    }
+    if (center) abort_input("{.arg center} = TRUE needs the data in memory, not a file.")
+    if (record_iterates) abort_input("{.arg record_iterates} needs the data in memory.")
+    chunk_rows <- check_count(chunk_rows %||% 100000L, "chunk_rows")
+  } else if (!is.null(chunk_rows)) {
+    chunk_rows <- check_count(chunk_rows, "chunk_rows")
+    if (record_iterates) abort_input("{.arg record_iterates} does not work with {.arg chunk_rows}.")
+  }
+  if (is.null(y) && !from_file) abort_input("{.arg y} is missing: give one label per row of {.arg x}.")
+  if (!is.null(n_features)) n_features <- check_count(n_features, "n_features")
   centre <- NULL
   if (center) {
     if (inherits(x, "sparseMatrix")) {
@@ -270,8 +306,31 @@ sgd_robust.default <- function(x, y,
     }
   }
 
-  train <- sgd_data(x, "x")
-  lab <- sgd_labels(y, train$n, multiclass = multiclass)
+  if (from_file) {
+    # One pass to learn the size, the classes and their counts.
+    scan <- libsvm_each_chunk(files, chunk_rows, function(chunk, index) {
+      tb <- table(chunk$y)
+      list(n = chunk$n, max_index = chunk$max_index,
+           labels = stats::setNames(as.vector(tb), names(tb)))
+    })
+    n_total <- sum(vapply(scan, function(z) as.double(z$n), 0))
+    if (!n_total) abort_input("{.file {files}} contain{?s/} no data lines.", class = "noisylabels_error_file")
+    d_file <- max(vapply(scan, function(z) as.integer(z$max_index), 0L))
+    if (!is.null(n_features) && n_features < d_file) {
+      abort_input("{.arg n_features} = {n_features} but the files have feature index {d_file}.")
+    }
+    d_total <- n_features %||% d_file
+    all_counts <- unlist(lapply(scan, `[[`, "labels"))
+    counts <- tapply(all_counts, names(all_counts), sum)
+    classes <- sort(as.numeric(names(counts)))
+    lab <- sgd_labels(classes, length(classes), multiclass = multiclass)
+    lab_counts <- as.vector(counts[as.character(classes)])
+  } else {
+    train <- sgd_data(x, "x")
+    lab <- sgd_labels(y, train$n, multiclass = multiclass)
+    n_total <- train$n
+    d_total <- train$d
+  }
   multi <- lab$multi
   if (multi && multiclass == "multinomial" && loss != "logistic") {
     abort_input(c("{.code multiclass = \"multinomial\"} needs {.code loss = \"logistic\"} (softmax regression).",
@@ -283,25 +342,71 @@ sgd_robust.default <- function(x, y,
   if (multi && record_iterates) {
     abort_input("{.arg record_iterates} is for binary fits only.")
   }
-  train <- sgd_set_labels(train, lab)
-  case_w <- sgd_case_weights(weights, class_weight, lab, train$n)
-  train$weight <- case_w$weight
+  if (from_file) {
+    # class weights from the counts of the first pass; row weights as given
+    case_w <- sgd_case_weights(weights, class_weight,
+                               c(lab[setdiff(names(lab), "cls")],
+                                 list(cls = rep(seq_along(lab_counts), lab_counts))), n_total)
+  } else {
+    train <- sgd_set_labels(train, lab)
+    case_w <- sgd_case_weights(weights, class_weight, lab, train$n)
+    train$weight <- case_w$weight
+  }
   valid <- NULL
   if (!is.null(x_valid) || !is.null(y_valid)) {
     if (is.null(x_valid) || is.null(y_valid)) {
       abort_input("Give both {.arg x_valid} and {.arg y_valid}, or neither.")
     }
     valid <- sgd_data(x_valid, "x_valid")
-    if (valid$d != train$d) {
-      abort_input("{.arg x_valid} has {valid$d} column{?s} but {.arg x} has {train$d}.")
+    if (valid$d != d_total) {
+      abort_input("{.arg x_valid} has {valid$d} column{?s} but {.arg x} has {d_total}.")
     }
     valid <- sgd_set_labels(valid, sgd_labels(y_valid, valid$n, multiclass = multiclass,
                                               template = lab, arg = "y_valid"))
   }
   if (is.null(seed)) seed <- draw_seed()
   seed <- check_count(seed, "seed", lower = 0)
-  if (record_iterates && (train$d + 3) * as.double(train$n) * epochs > 5e7) {
-    abort_input("{.arg record_iterates} would store {format((train$d + 3) * as.double(train$n) * epochs)} numbers; it is meant for tiny test problems.")
+  if (record_iterates && (d_total + 3) * as.double(n_total) * epochs > 5e7) {
+    abort_input("{.arg record_iterates} would store {format((d_total + 3) * as.double(n_total) * epochs)} numbers; it is meant for tiny test problems.")
+  }
+  # Chunked training (files, or chunk_rows for data in memory): each_chunk()
+  # hands the chunks, in the core's layout, to a function.
+  chunked <- from_file || (!is.null(chunk_rows) && chunk_rows < n_total)
+  if (from_file) {
+    make_chunk <- function(chunk, rows) {
+      ch <- sgd_data(libsvm_matrix(chunk, d_total), "x")
+      ch <- sgd_set_labels(ch, sgd_labels(chunk$y, chunk$n, template = lab))
+      if (!is.null(case_w$weight)) ch$weight <- case_w$weight[rows]
+      ch
+    }
+    each_chunk <- function(f) {
+      offset <- 0
+      libsvm_each_chunk(files, chunk_rows, function(chunk, index) {
+        rows <- offset + seq_len(chunk$n)
+        offset <<- offset + chunk$n
+        f(make_chunk(chunk, rows), index, rows)
+      })
+      invisible(NULL)
+    }
+    first <- libsvm_first_chunk(files, chunk_rows)
+    train <- make_chunk(first, seq_len(first$n))
+  } else if (chunked) {
+    memory_chunk <- function(rows) {
+      ch <- sgd_data(x[rows, , drop = FALSE], "x")
+      ch <- sgd_set_labels(ch, sgd_labels(y[rows], length(rows), template = lab))
+      if (!is.null(case_w$weight)) ch$weight <- case_w$weight[rows]
+      ch
+    }
+    starts <- seq(1L, n_total, by = chunk_rows)
+    each_chunk <- function(f) {
+      for (k in seq_along(starts)) {
+        rows <- starts[k]:min(n_total, starts[k] + chunk_rows - 1L)
+        f(memory_chunk(rows), k, rows)
+      }
+      invisible(NULL)
+    }
+    # the first chunk stands in for the data in the step search and warm start
+    train <- memory_chunk(seq_len(chunk_rows))
   }
   n_models <- if (multi) lab$K else 1L
   # record_iterates shows Algorithm 1 exactly as written (tests replay it):
@@ -345,15 +450,47 @@ sgd_robust.default <- function(x, y,
     opts$w_init <- sgd_core_init(wres, train$d, bias, n_models)
     opts$b_init <- if (bias == "separate") wres$biases else numeric(0)
   }
-  res <- call_core(.sgd_fit(train, valid, opts))
-  sgd_build_fit(res, train, lab, opts, call = call, x = x, centre = centre,
+  if (chunked) {
+    valid_eval <- if (!is.null(valid)) function(res) sgd_res_error(res, valid, n_models) else NULL
+    res <- sgd_fit_chunks(each_chunk, opts, seed, epochs, n_models, d_total, valid_eval = valid_eval)
+    train <- sgd_stream_margins(each_chunk, res, n_models, multi, n_total, d_total,
+                                sparse = train$sparse)
+    res$margins <- train$margins
+    res$decision <- train$decision
+  } else {
+    res <- call_core(.sgd_fit(train, valid, opts))
+  }
+  fit <- sgd_build_fit(res, train, lab, opts, call = call, x = if (from_file) NULL else x,
+                       centre = centre,
                 extra = list(eta_initial = if (method == "pegasos") NA_real_ else opts$eta,
                              eta_auto = eta_auto, tol = tol, seed = seed, option = option,
                              bias_mode = bias, bias_step = bias_step, epochs = epochs,
                              warm_start = if (warm) "hinge" else "none",
                              step_guard = guard, case_weights = case_w$weight,
                              class_weight = case_w$class_weight,
-                             record_iterates = record_iterates))
+                             record_iterates = record_iterates, t_final = res$t_final,
+                             chunk_rows = if (chunked) chunk_rows else NULL,
+                             source = if (from_file) files else NULL))
+  fit
+}
+
+# Margins (binary) or decision values (multiclass) of every row of a chunked
+# source, with the labels, in the shape sgd_build_fit() reads as `train`.
+sgd_stream_margins <- function(each_chunk, res, n_models, multi, n, d, sparse) {
+  parts <- list()
+  each_chunk(function(ch, index, rows) {
+    f <- sgd_res_decision(res, ch, n_models)
+    parts[[index]] <<- if (multi) list(f = f, label = ch$label) else list(m = ch$y * f[, 1], y = ch$y)
+  })
+  out <- list(n = n, d = d, sparse = sparse)
+  if (multi) {
+    out$decision <- as.double(do.call(rbind, lapply(parts, `[[`, "f")))
+    out$label <- unlist(lapply(parts, `[[`, "label"))
+  } else {
+    out$margins <- unlist(lapply(parts, `[[`, "m"))
+    out$y <- unlist(lapply(parts, `[[`, "y"))
+  }
+  out
 }
 
 # Starting weights for the core, in its layout (per model: d weights, plus the
@@ -722,7 +859,9 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
   pos <- if (kind == "factor" || kind == "character") as.character(y) == as.character(levels[2]) else y == levels[2]
   neg <- if (kind == "factor" || kind == "character") as.character(y) == as.character(levels[1]) else y == levels[1]
   if (!all(pos | neg)) {
-    abort_input("{.arg {arg}} has labels other than {.val {as.character(levels)}}.", call = call)
+    abort_input(c("{.arg {arg}} has labels other than {.val {as.character(levels)}}.",
+                  "x" = "Unknown: {.val {unique(as.character(y)[!(pos | neg)])}}."),
+                class = "noisylabels_error_unknown_class", call = call)
   }
   list(y = ifelse(pos, 1, -1), levels = levels, kind = kind)
 }
@@ -851,3 +990,93 @@ glance.cv_sgd_robust <- function(x, ...) {
              s = x$best$s, mean_error = r$mean_error, failed = sum(x$results$failed))
 }
 
+
+# Seed of the shuffle of chunk `chunk` in epoch `epoch` of a chunked fit.
+# Chunk 1 of epoch 1 uses the fit's seed, so a fit on the first chunk alone
+# starts exactly like the chunked fit.
+sgd_chunk_seed <- function(seed, epoch, chunk) {
+  as.integer((as.double(seed) + 7919 * (chunk - 1) + 104723 * (epoch - 1)) %% .Machine$integer.max)
+}
+
+# Training in chunks: every epoch visits the chunks in order and runs one
+# epoch of the core over each (its rows shuffled within the chunk, i.e. a
+# shuffle buffer of the chunk's size), continuing the model, the step counter
+# and the step. `each_chunk(f)` calls f(train, index, rows) for every chunk,
+# where `train` is the chunk in the core's layout with labels and weights
+# set. Returns a list shaped like the core's result; `objective` and
+# `train_error` per epoch are progressive (each chunk's value after its own
+# pass, averaged over the rows).
+sgd_fit_chunks <- function(each_chunk, opts, seed, epochs, n_models, d, valid = NULL,
+                           valid_eval = NULL) {
+  state <- list(w_init = opts$w_init, b_init = opts$b_init, t = opts$t_init %||% 0,
+                eta = opts$eta)
+  objective <- train_error <- valid_error <- numeric(0)
+  shrinks <- list()
+  secs <- cpu <- esecs <- ecpu <- renorm <- 0
+  objective_start <- NA_real_
+  last <- NULL
+  for (e in seq_len(epochs)) {
+    acc_obj <- acc_err <- acc_n <- 0
+    each_chunk(function(train, index, rows) {
+      copts <- opts
+      copts$epochs <- 1L
+      copts$seed <- as.double(sgd_chunk_seed(seed, e, index))
+      copts$t_init <- state$t
+      copts$eta <- state$eta
+      copts$w_init <- state$w_init
+      copts$b_init <- state$b_init %||% numeric(0)
+      res <- call_core(.sgd_fit(train, NULL, copts))
+      if (is.na(objective_start)) objective_start <<- res$objective_start
+      state$w_init <<- sgd_core_init(res, d, opts$bias, n_models)
+      state$b_init <<- if (opts$bias == "separate") res$biases else numeric(0)
+      state$t <<- res$t_final
+      state$eta <<- res$eta_final
+      if (nrow(as.data.frame(res$shrinks))) {
+        sh <- as.data.frame(res$shrinks)
+        sh$epoch <- e
+        sh$chunk <- index
+        shrinks[[length(shrinks) + 1L]] <<- sh
+      }
+      acc_obj <<- acc_obj + res$objective * train$n
+      acc_err <<- acc_err + res$train_error * train$n
+      acc_n <<- acc_n + train$n
+      secs <<- secs + res$seconds_train
+      cpu <<- cpu + res$cpu_seconds_train
+      esecs <<- esecs + res$seconds_evaluate
+      ecpu <<- ecpu + res$cpu_seconds_evaluate
+      renorm <<- renorm + res$renormalisations
+      last <<- res
+      NULL
+    })
+    objective <- c(objective, acc_obj / acc_n)
+    train_error <- c(train_error, acc_err / acc_n)
+    if (!is.null(valid_eval)) valid_error <- c(valid_error, valid_eval(last))
+  }
+  shrinks <- if (length(shrinks)) do.call(rbind, shrinks) else as.data.frame(last$shrinks)
+  list(weights = last$weights, biases = last$biases, bias = last$biases[1],
+       objective = objective, train_error = train_error, valid_error = valid_error,
+       objective_start = objective_start, epochs_run = epochs, shrinks = shrinks,
+       eta_final = state$eta, t_final = state$t, renormalisations = renorm,
+       seconds_train = secs, cpu_seconds_train = cpu, seconds_evaluate = esecs,
+       cpu_seconds_evaluate = ecpu)
+}
+
+# Decision values (n x K) of the core-space model in `res` on data in the
+# core's layout.
+sgd_res_decision <- function(res, data, n_models) {
+  W <- matrix(res$weights, data$d, n_models)
+  x <- if (data$sparse) {
+    Matrix::t(methods::new("dgCMatrix", i = data$j, p = data$p, x = data$x,
+                           Dim = c(data$d, data$n)))
+  } else {
+    t(data$dense)
+  }
+  as.matrix(x %*% W) + rep(res$biases, each = data$n)
+}
+
+# Error of the model in `res` on labelled data in the core's layout.
+sgd_res_error <- function(res, data, n_models) {
+  f <- sgd_res_decision(res, data, n_models)
+  if (n_models == 1L) return(mean(data$y * f[, 1] <= 0))
+  mean(max.col(f, ties.method = "first") != data$label + 1L)
+}

@@ -87,6 +87,8 @@ SgdOptions options_from_list(const Rcpp::List& o) {
     opt.w_init = Rcpp::as<std::vector<double>>(o["w_init"]);
     opt.b_init = Rcpp::as<std::vector<double>>(o["b_init"]);
   }
+  if (o.containsElementNamed("t_init")) opt.t_init = static_cast<long long>(Rcpp::as<double>(o["t_init"]));
+  if (o.containsElementNamed("shuffle")) opt.shuffle = Rcpp::as<bool>(o["shuffle"]);
   if (o.containsElementNamed("multinomial")) opt.multinomial = Rcpp::as<bool>(o["multinomial"]);
   if (o.containsElementNamed("guard")) opt.guard = Rcpp::as<double>(o["guard"]);
   if (o.containsElementNamed("guard_max_shrinks")) opt.guard_max_shrinks = Rcpp::as<int>(o["guard_max_shrinks"]);
@@ -132,6 +134,7 @@ Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::
   out["decision"] = Rcpp::wrap(res.decision);
   out["objective_start"] = res.objective_start;
   out["eta_final"] = res.eta_final;
+  out["t_final"] = static_cast<double>(res.t_final);
   const int ns = static_cast<int>(res.shrinks.size());
   Rcpp::IntegerVector sh_epoch(ns);
   Rcpp::NumericVector sh_from(ns), sh_to(ns), sh_rej(ns), sh_before(ns);

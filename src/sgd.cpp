@@ -881,6 +881,7 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
       throw std::invalid_argument("the starting biases must have one entry per model");
     for (int k = 0; k < K; ++k) st[k].b = opt.b_init[k];
   }
+  for (State& s : st) s.t = opt.t_init;
   std::vector<std::vector<double>> avg(K, std::vector<double>(dim, 0.0));
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
@@ -946,7 +947,9 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
     // The first pass shuffles up front; later passes' orders were drawn
     // during the previous pass (PendingShuffle), with the same draws in the
     // same order.
-    if (first_pass) {
+    if (!opt.shuffle) {
+      // stored order every epoch
+    } else if (first_pass) {
       shuffle(perm, rng);
       first_pass = false;
     } else {
@@ -964,13 +967,14 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
         s.reset_average();
       }
     }
-    pending.start(perm_next, perm, rng);
+    if (opt.shuffle) pending.start(perm_next, perm, rng);
+    PendingShuffle* pend = opt.shuffle ? &pending : nullptr;
     if (!multi) {
-      run_pass<Sparse>(rows, perm.data(), n, opt, xnorm2, st[0], iterates, &pending, train.y,
+      run_pass<Sparse>(rows, perm.data(), n, opt, xnorm2, st[0], iterates, pend, train.y,
                        train.weight);
     } else if (opt.multinomial) {
       run_pass_multinomial<Sparse>(rows, perm.data(), n, opt, st, train.label, train.weight,
-                                   &pending, scratch);
+                                   pend, scratch);
     } else {
       // One-vs-rest in one shared pass: every row updates the K models in
       // turn, each exactly as a binary pass would (run_pass over one row).
@@ -979,7 +983,7 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
         if (q + kAhead < n) rows.prefetch(perm[q + kAhead]);
         for (int k = 0; k < K; ++k)
           run_pass<Sparse>(rows, perm.data() + q, 1, opt, xnorm2, st[k], nullptr,
-                           k == 0 ? &pending : nullptr, labels_of(k), train.weight);
+                           k == 0 ? pend : nullptr, labels_of(k), train.weight);
       }
     }
 
@@ -1071,6 +1075,7 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   }
   res.bias = res.biases[0];
   res.eta_final = opt.eta;
+  res.t_final = st[0].t;
   if (opt.evaluate) {
     const auto te = std::chrono::steady_clock::now();
     const std::clock_t ce = std::clock();

@@ -96,6 +96,11 @@ struct SgdOptions {
   std::vector<double> w_init;
   std::vector<double> b_init;
   std::uint64_t seed = 1;
+  // Step counter at the start (continued training: the ASGD and Pegasos
+  // schedules go on from where the previous fit stopped).
+  long long t_init = 0;
+  // false: visit the rows in their stored order every epoch (no shuffle).
+  bool shuffle = true;
 };
 
 // One undone epoch of the step guard.
@@ -122,6 +127,7 @@ struct SgdResult {
   std::vector<double> margins;   // y_i f(x_i) of the final model (binary fits)
   std::vector<double> iterates;  // (row, w_t, b_t) per step, (dim + 2) x steps, if recorded
   int epochs_run = 0;
+  long long t_final = 0;         // step counter at the end
   long long renormalisations = 0;
   double seconds_train = 0.0;    // wall time of the epoch loops only
   double cpu_seconds_train = 0.0;  // process CPU time (std::clock) of the same sections

@@ -701,3 +701,117 @@ test_that("class_weight = 'balanced' is the weight n / (K n_k); named vectors; b
   expect_error(sgd_robust(x, y, class_weight = c(z = 2)), class = "noisylabels_error_unknown_class")
   expect_error(sgd_robust(x, y, class_weight = "even"), class = "noisylabels_error_input")
 })
+
+# ---- update() and chunked / file streaming ------------------------------------
+
+write_libsvm_test <- function(x, y, path, compress = FALSE) {
+  lines <- vapply(seq_len(nrow(x)), function(i) {
+    nz <- which(x[i, ] != 0)
+    paste(c(as.character(y[i]), if (length(nz)) paste0(nz, ":", sprintf("%.17g", x[i, nz]))),
+          collapse = " ")
+  }, "")
+  con <- if (compress) gzfile(path, "w") else file(path, "w")
+  writeLines(lines, con)
+  close(con)
+  path
+}
+
+test_that("update() on the second half after a fit on the first equals a two-chunk stream", {
+  dat <- sgd_toy(n = 120, d = 3, flip = 0.1)
+  x1 <- dat$x[1:60, ]; y1 <- dat$y[1:60]
+  x2 <- dat$x[61:120, ]; y2 <- dat$y[61:120]
+  for (cfg in list(list(loss = "smooth_ramp", method = "sgd", option = "B"),
+                   list(loss = "hinge", method = "sgd", option = "A"),
+                   list(loss = "logistic", method = "asgd", option = "B"),
+                   list(loss = "gompertz", method = "sgd", option = "B", bias = "separate"))) {
+    args <- c(cfg, list(lambda = 1e-3, epochs = 1L, seed = 17))
+    first <- suppressMessages(suppressWarnings(do.call(sgd_robust, c(list(x1, y1), args))))
+    up <- suppressMessages(update(first, x2, y2, seed = noisylabels:::sgd_chunk_seed(17, 1, 2)))
+    stream <- suppressMessages(suppressWarnings(
+      do.call(sgd_robust, c(list(dat$x, dat$y), args, list(chunk_rows = 60L)))))
+    expect_identical(coef(up), coef(stream), label = cfg$loss)
+    expect_equal(up$n_seen, 120)
+    expect_equal(nrow(up$trace), 2L)
+    expect_equal(up$margins, stream$margins[61:120], tolerance = 1e-12)
+    # and it moved: the second half changed the model
+    expect_false(isTRUE(all.equal(coef(first), coef(up))))
+  }
+})
+
+test_that("update() refuses new classes, other columns and negative weights", {
+  dat <- sgd_toy(n = 60, d = 3)
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", seed = 1))
+  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 2, 1, 1)),
+               class = "noisylabels_error_unknown_class")
+  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 2, 1, 1)), class = "noisylabels_error_input")
+  expect_error(update(fit, dat$x[1:5, 1:2], c(1, -1, 1, 1, 1)), class = "noisylabels_error_input")
+  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 1, 1, 1), weights = c(1, 1, -1, 1, 1)),
+               class = "noisylabels_error_input")
+  d3 <- sgd_toy3(n = 90)
+  f3 <- suppressWarnings(sgd_robust(d3$x, d3$y, loss = "hinge", seed = 1))
+  expect_error(update(f3, d3$x[1:3, ], c("a", "d", "b")), class = "noisylabels_error_unknown_class",
+               regexp = "d")
+  # a single-class chunk is fine
+  up <- suppressMessages(update(f3, d3$x[d3$y == "a", ], d3$y[d3$y == "a"], seed = 2))
+  expect_s3_class(up, "sgd_robust")
+  expect_equal(up$n_seen, 90 + sum(d3$y == "a"))
+})
+
+test_that("streaming a LIBSVM file gives the weights of the in-memory fit in the same order", {
+  dat <- sgd_toy(n = 150, d = 4, flip = 0.1)
+  x <- round(dat$x * (abs(dat$x) > 0.3), 6)
+  plain <- write_libsvm_test(x, dat$y, tempfile(fileext = ".svm"))
+  gz <- write_libsvm_test(x, dat$y, tempfile(fileext = ".svm.gz"), compress = TRUE)
+  on.exit(unlink(c(plain, gz)))
+  xs <- Matrix::Matrix(x, sparse = TRUE)
+  for (loss in c("smooth_ramp", "logistic")) {
+    mem <- suppressMessages(suppressWarnings(
+      sgd_robust(xs, dat$y, loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
+    for (f in c(plain, gz)) {
+      fil <- suppressMessages(suppressWarnings(
+        sgd_robust(f, loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
+      expect_identical(unname(coef(fil)), unname(coef(mem)))
+      expect_equal(fil$trace, mem$trace)
+      expect_equal(noise_scores(fil), noise_scores(mem))
+      expect_equal(fil$source, normalizePath(f))
+    }
+    # a vector of paths is read one after the other
+    half1 <- write_libsvm_test(x[1:80, ], dat$y[1:80], tempfile())
+    half2 <- write_libsvm_test(x[81:150, ], dat$y[81:150], tempfile())
+    two <- suppressMessages(suppressWarnings(
+      sgd_robust(c(half1, half2), loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
+    # chunks restart at the file boundary: 40, 40 | 40, 30 rows, as in memory
+    expect_equal(two$n, 150)
+    expect_identical(unname(coef(two)), unname(coef(mem)))
+    unlink(c(half1, half2))
+  }
+  # predict() and noise_scores() read files too
+  fit <- suppressMessages(suppressWarnings(sgd_robust(xs, dat$y, loss = "logistic", seed = 1)))
+  expect_equal(predict(fit, plain, type = "link", chunk_rows = 25),
+               predict(fit, xs, type = "link"))
+  expect_identical(predict(fit, gz), predict(fit, xs))
+  expect_equal(noise_scores(fit, newdata = plain, chunk_rows = 33), noise_scores(fit))
+  expect_equal(label_issues(fit, newdata = xs, y = dat$y), label_issues(fit))
+  # update() from a file equals update() from the matrix
+  u1 <- suppressMessages(update(fit, plain, seed = 4, chunk_rows = 50))
+  u2 <- suppressMessages(update(fit, xs, dat$y, seed = 4, chunk_rows = 50))
+  expect_identical(coef(u1), coef(u2))
+})
+
+test_that("file streaming: missing files and malformed lines are classed errors", {
+  expect_error(sgd_robust(tempfile()), class = "noisylabels_error_file")
+  expect_error(sgd_robust(tempfile()), class = "noisylabels_error_input")
+  f <- tempfile()
+  writeLines(c("+1 1:0.5 2:1", "-1 1:1", "+1 2:x", "-1 1:2"), f)
+  on.exit(unlink(f))
+  expect_error(sgd_robust(f, chunk_rows = 2), class = "noisylabels_error_libsvm", regexp = "line 3")
+  expect_error(sgd_robust(f), class = "noisylabels_error_input")
+  writeLines(c("+1 1:0.5 2:1", "-1 1:1", "+1 2:3 1:1"), f)
+  expect_error(sgd_robust(f, chunk_rows = 1), class = "noisylabels_error_libsvm", regexp = "line 3")
+  writeLines(c("+1 1:0.5 2:1", "-1 1:1"), f)
+  expect_error(sgd_robust(f, y = c(1, -1)), class = "noisylabels_error_input")
+  fit <- suppressMessages(suppressWarnings(sgd_robust(f, loss = "hinge", seed = 1)))
+  expect_error(predict(fit, tempfile()), class = "noisylabels_error_file")
+  writeLines(c("+1 1:0.5 5:1"), f)
+  expect_error(predict(fit, f), class = "noisylabels_error_input", regexp = "feature index")
+})
