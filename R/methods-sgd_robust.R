@@ -143,6 +143,16 @@ print.sgd_robust <- function(x, ...) {
                         paste(as.character(x$levels), collapse = " / "),
                         if (is.null(x$multiclass)) "" else sprintf(" (%s)", if (x$multiclass == "ovr") "one-vs-rest" else "multinomial")))
   if (identical(x$warm_start, "hinge")) cli::cat_line("  warm start: one epoch of the hinge loss")
+  if (!is.null(x$penalty) && x$penalty != "l2") {
+    nz <- sum(as.matrix(x$weights) != 0)
+    cli::cat_line(sprintf("  penalty: %s (lambda_l2 = %g, lambda_l1 = %g); %d of %d weights non-zero",
+                          x$penalty, x$lambda_l2, x$lambda_l1, nz, length(x$weights)))
+  }
+  if (!is.null(x$early_stopping)) {
+    es <- x$early_stopping
+    cli::cat_line(sprintf("  early stopping: best validation error in epoch %d%s", es$best_epoch,
+                          if (isTRUE(es$stopped_early)) sprintf(", stopped after %d", x$iterations) else ""))
+  }
   if (NROW(x$step_shrinks)) {
     cli::cat_line(sprintf("  step guard: %d epoch%s rerun with a halved step", nrow(x$step_shrinks),
                           if (nrow(x$step_shrinks) == 1) "" else "s"))
@@ -398,14 +408,14 @@ label_issues.sgd_robust <- function(object, threshold = 0, newdata = NULL, y = N
     } else {
       -.sgd_loss_eval(object$loss, object$margins)$deriv
     }
-    return(new_label_issues(seq_len(object$n), score, score > threshold,
+    return(new_label_issues(object$row_index %||% seq_len(object$n), score, score > threshold,
                             margin = object$margins, margin_vs_best = vs$margin,
                             loss_weight = weight,
                             label = sgd_classes_from_index(object, object$class_index),
                             best_other = sgd_classes_from_index(object, vs$best)))
   }
   ev <- .sgd_loss_eval(object$loss, object$margins)
-  new_label_issues(seq_len(object$n), score, score > threshold,
+  new_label_issues(object$row_index %||% seq_len(object$n), score, score > threshold,
                    margin = object$margins, loss_weight = -ev$deriv,
                    label = sgd_classes(object, object$y > 0))
 }
@@ -521,7 +531,8 @@ update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, 
     sparse <- inherits(x, "sparseMatrix")
   }
   start <- sgd_start(stats::coef(object), d, object$bias_mode, object$centre, n_models)
-  opts <- list(method = object$method, loss = object$loss, lambda = object$lambda,
+  opts <- list(method = object$method, loss = object$loss,
+               lambda = object$lambda_l2 %||% object$lambda, lambda_l1 = object$lambda_l1 %||% 0,
                eta = if (object$method == "pegasos") 1 else object$eta, epochs = 1L,
                average = object$option == "B", bias = object$bias_mode,
                bias_step = object$bias_step, record_iterates = FALSE, seed = as.double(seed),
@@ -547,7 +558,9 @@ update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, 
                  bias_step = object$bias_step, epochs = epochs, warm_start = "none",
                  step_guard = object$step_guard, case_weights = NULL,
                  class_weight = object$class_weight, record_iterates = FALSE,
-                 t_final = res$t_final, chunk_rows = chunk_rows,
+                 t_final = res$t_final, chunk_rows = chunk_rows, lambda = object$lambda,
+                 penalty = object$penalty, lambda_l2 = object$lambda_l2,
+                 lambda_l1 = object$lambda_l1, l1_ratio = object$l1_ratio,
                  source = if (from_file) files else NULL)))
   tr <- fit$trace
   tr$epoch <- tr$epoch + nrow(old_trace)
@@ -590,6 +603,7 @@ sgd_with_new_rows <- function(object, newdata, y, chunk_rows, call = parent.fram
   n <- NROW(f)
   lab <- sgd_labels(y, n, template = sgd_label_template(object), arg = "y", call = call)
   object$n <- n
+  object$row_index <- NULL
   if (is.null(object$multiclass)) {
     object$y <- lab$y
     object$margins <- lab$y * f

@@ -85,6 +85,26 @@
 #' (half the gap, so that with K = 2 both equal the binary margin); \eqn{z_0 =
 #' 0} for the multinomial model.
 #'
+#' @section Penalties:
+#' The L1 part is applied by the cumulative penalty of Tsuruoka, Tsujii and
+#' Ananiadou (2009), as in scikit-learn's SGD: each step clips the weights of
+#' the row's non-zero features towards 0 by the penalty they are owed, never
+#' across 0, so a step costs O(nnz) and weights become exactly 0; at the end
+#' of each pass every weight gets its outstanding penalty. With averaging
+#' (option B, ASGD) a weight that was 0 at every iterate of the window
+#' averages to exactly 0. `fit$lambda` is the total `lambda`; `lambda_l2` and
+#' `lambda_l1` are its two parts.
+#'
+#' @section Early stopping:
+#' With `n_iter_no_change` or `validation_fraction`, training stops when the
+#' validation error has not improved (strictly) for `n_iter_no_change`
+#' consecutive epochs, and the fit is the model of the epoch with the lowest
+#' validation error (`fit$early_stopping`: `best_epoch`, `stopped_early`,
+#' `validation_rows`). The held-out rows are drawn from `seed` (the session's
+#' random numbers are left alone) and are not trained on; [noise_scores()]
+#' and [label_issues()] cover the training rows, whose `row` numbers refer
+#' to the rows of `x`. Not available for chunked or file input.
+#'
 #' @section Out of core:
 #' `x` may be the path of a LIBSVM file (plain, gzip, bzip2 or xz) or a
 #' vector of paths, read one after the other; `y` is then `NULL` (the labels
@@ -182,6 +202,16 @@
 #'   for files the default is 100000.
 #' @param n_features For LIBSVM files: the number of columns (default: the
 #'   largest feature index in the files).
+#' @param penalty `"l2"` (the paper's \eqn{\lambda/2 \|w\|^2}), `"l1"`
+#'   (\eqn{\lambda \|w\|_1}) or `"elasticnet"` (\eqn{\lambda(1-\rho)/2
+#'   \|w\|^2 + \lambda\rho\|w\|_1}, \eqn{\rho} = `l1_ratio`). The L1 part
+#'   never includes the bias. See Penalties.
+#' @param l1_ratio The L1 share \eqn{\rho} of the elastic net.
+#' @param validation_fraction,n_iter_no_change Early stopping: hold out this
+#'   fraction of the rows (default 0.1 when only `n_iter_no_change` is given;
+#'   or use `x_valid`/`y_valid`) and stop when the validation error has not
+#'   improved for `n_iter_no_change` epochs (default 5); the model of the
+#'   epoch with the lowest validation error is returned. See Early stopping.
 #' @param x_valid,y_valid Optional validation data; the per-epoch error on
 #'   them is traced.
 #' @param tol Relative objective change over the last epoch below which the
@@ -249,6 +279,8 @@ sgd_robust.default <- function(x, y = NULL,
                                multiclass = c("auto", "ovr", "multinomial"),
                                warm_start = c("auto", "hinge", "none"), step_guard = 0.25,
                                chunk_rows = NULL, n_features = NULL,
+                               penalty = c("l2", "l1", "elasticnet"), l1_ratio = 0.15,
+                               validation_fraction = NULL, n_iter_no_change = NULL,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
@@ -259,8 +291,16 @@ sgd_robust.default <- function(x, y = NULL,
   bias <- match_arg(bias)
   multiclass <- match_arg(multiclass)
   warm_start <- match_arg(warm_start)
+  penalty <- match_arg(penalty)
   check_number(lambda, "lambda", lower = 0)
-  if (method == "pegasos" && lambda == 0) {
+  check_number(l1_ratio, "l1_ratio", lower = 0, upper = 1)
+  # lambda splits into the L2 and L1 coefficients of the objective
+  lambda_l1 <- switch(penalty, l2 = 0, l1 = lambda, elasticnet = lambda * l1_ratio)
+  lambda_l2 <- lambda - lambda_l1
+  if (lambda_l1 > 0 && method == "pegasos") {
+    abort_input("Pegasos has no L1 penalty; use {.code penalty = \"l2\"}.")
+  }
+  if (method == "pegasos" && lambda_l2 == 0) {
     abort_input("Pegasos needs {.arg lambda} > 0 (its step is 1/(lambda t)).")
   }
   if (!is.null(eta)) check_number(eta, "eta", lower = 0, open_lower = TRUE)
@@ -306,6 +346,36 @@ sgd_robust.default <- function(x, y = NULL,
     }
   }
 
+  # Early stopping: validation data are x_valid/y_valid, or a random
+  # validation_fraction of the rows held out from training.
+  early_stop <- !is.null(validation_fraction) || !is.null(n_iter_no_change)
+  row_index <- NULL
+  if (is.null(seed)) seed <- draw_seed()
+  seed <- check_count(seed, "seed", lower = 0)
+  if (early_stop) {
+    patience <- check_count(n_iter_no_change %||% 5L, "n_iter_no_change")
+    if (from_file || !is.null(chunk_rows)) {
+      abort_input("Early stopping needs the data in memory without {.arg chunk_rows}.")
+    }
+    if (record_iterates) abort_input("{.arg record_iterates} does not combine with early stopping.")
+    if (is.null(x_valid)) {
+      validation_fraction <- validation_fraction %||% 0.1
+      check_number(validation_fraction, "validation_fraction", lower = 0, upper = 1,
+                   open_lower = TRUE, open_upper = TRUE)
+      n_all <- NROW(x)
+      n_hold <- max(1L, round(validation_fraction * n_all))
+      if (n_all - n_hold < 2L) abort_input("{.arg validation_fraction} leaves fewer than 2 training rows.")
+      hold <- sgd_holdout_rows(n_all, n_hold, seed)
+      row_index <- setdiff(seq_len(n_all), hold)
+      x_valid <- x[hold, , drop = FALSE]
+      y_valid <- y[hold]
+      x <- x[row_index, , drop = FALSE]
+      y <- y[row_index]
+      if (!is.null(weights)) weights <- weights[row_index]
+    } else if (!is.null(validation_fraction)) {
+      abort_input("Give {.arg validation_fraction} or {.arg x_valid}, not both.")
+    }
+  }
   if (from_file) {
     # One pass to learn the size, the classes and their counts.
     scan <- libsvm_each_chunk(files, chunk_rows, function(chunk, index) {
@@ -364,8 +434,6 @@ sgd_robust.default <- function(x, y = NULL,
     valid <- sgd_set_labels(valid, sgd_labels(y_valid, valid$n, multiclass = multiclass,
                                               template = lab, arg = "y_valid"))
   }
-  if (is.null(seed)) seed <- draw_seed()
-  seed <- check_count(seed, "seed", lower = 0)
   if (record_iterates && (d_total + 3) * as.double(n_total) * epochs > 5e7) {
     abort_input("{.arg record_iterates} would store {format((d_total + 3) * as.double(n_total) * epochs)} numbers; it is meant for tiny test problems.")
   }
@@ -412,7 +480,8 @@ sgd_robust.default <- function(x, y = NULL,
   # record_iterates shows Algorithm 1 exactly as written (tests replay it):
   # no warm start, no step guard.
   guard <- if (record_iterates) 0 else step_guard
-  opts <- list(method = method, loss = loss_spec, lambda = lambda, eta = eta %||% 1,
+  opts <- list(method = method, loss = loss_spec, lambda = lambda_l2, lambda_l1 = lambda_l1,
+               early_stop_patience = if (early_stop) patience else 0L, eta = eta %||% 1,
                epochs = epochs, average = option == "B", bias = bias,
                bias_step = bias_step, record_iterates = record_iterates, seed = as.double(seed),
                multinomial = multi && multiclass == "multinomial", guard = as.double(guard),
@@ -420,10 +489,10 @@ sgd_robust.default <- function(x, y = NULL,
   eta_auto <- is.null(eta) && method != "pegasos"
   if (eta_auto) {
     opts$eta <- call_core(.sgd_choose_eta(sgd_eta_data(train, lab), opts, eta_sample))
-  } else if (method == "sgd" && opts$eta * lambda >= 1) {
+  } else if (method == "sgd" && opts$eta * lambda_l2 >= 1) {
     abort_input(c("{.arg eta} * {.arg lambda} = {format(opts$eta * lambda)} must be < 1.",
                   "i" = "The shrink step (1 - eta lambda) would wipe out the weights; use a smaller {.arg eta}."))
-  } else if (method == "asgd" && opts$eta * lambda >= 1) {
+  } else if (method == "asgd" && opts$eta * lambda_l2 >= 1) {
     abort_input("{.arg eta} * {.arg lambda} must be < 1 for ASGD.")
   }
   if (!is.null(init)) {
@@ -444,6 +513,7 @@ sgd_robust.default <- function(x, y = NULL,
     wopts$loss <- sgd_loss_spec("hinge")
     wopts$epochs <- 1L
     wopts$multinomial <- FALSE
+    wopts$early_stop_patience <- 0L
     wopts$seed <- as.double((seed + 7919L) %% .Machine$integer.max)
     wres <- call_core(.sgd_fit(train, NULL, wopts))
     opts$eta <- wres$eta_final
@@ -469,6 +539,14 @@ sgd_robust.default <- function(x, y = NULL,
                              step_guard = guard, case_weights = case_w$weight,
                              class_weight = case_w$class_weight,
                              record_iterates = record_iterates, t_final = res$t_final,
+                             lambda = lambda, penalty = penalty, lambda_l2 = lambda_l2,
+                             lambda_l1 = lambda_l1,
+                             l1_ratio = if (penalty == "elasticnet") l1_ratio else NULL,
+                             row_index = row_index,
+                             early_stopping = if (early_stop) list(
+                               n_iter_no_change = patience, best_epoch = res$best_epoch,
+                               stopped_early = res$stopped_early,
+                               validation_rows = if (!is.null(row_index)) setdiff(seq_len(n_total + length(y_valid)), row_index)) else NULL,
                              chunk_rows = if (chunked) chunk_rows else NULL,
                              source = if (from_file) files else NULL))
   fit
@@ -537,7 +615,7 @@ sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra) {
               renormalisations = res$renormalisations,
               levels = lab$levels, label_kind = lab$kind, n = train$n, d = d,
               sparse = train$sparse, call = call)
-  fit <- c(fit, extra)
+  fit[names(extra)] <- extra
   if (!multi) {
     fit$weights <- stats::setNames(W[, 1], nm)
     fit$bias <- b[1]
@@ -1079,4 +1157,17 @@ sgd_res_error <- function(res, data, n_models) {
   f <- sgd_res_decision(res, data, n_models)
   if (n_models == 1L) return(mean(data$y * f[, 1] <= 0))
   mean(max.col(f, ties.method = "first") != data$label + 1L)
+}
+
+# Rows held out for early stopping: a uniform sample drawn from `seed`
+# without touching the session's random numbers.
+sgd_holdout_rows <- function(n, m, seed) {
+  if (exists(".Random.seed", envir = globalenv())) {
+    old <- get(".Random.seed", envir = globalenv())
+    on.exit(assign(".Random.seed", old, envir = globalenv()))
+  } else {
+    on.exit(rm(".Random.seed", envir = globalenv()))
+  }
+  set.seed(seed)
+  sort(sample.int(n, m))
 }

@@ -89,6 +89,8 @@ SgdOptions options_from_list(const Rcpp::List& o) {
   }
   if (o.containsElementNamed("t_init")) opt.t_init = static_cast<long long>(Rcpp::as<double>(o["t_init"]));
   if (o.containsElementNamed("shuffle")) opt.shuffle = Rcpp::as<bool>(o["shuffle"]);
+  if (o.containsElementNamed("early_stop_patience")) opt.early_stop_patience = Rcpp::as<int>(o["early_stop_patience"]);
+  if (o.containsElementNamed("lambda_l1")) opt.lambda_l1 = Rcpp::as<double>(o["lambda_l1"]);
   if (o.containsElementNamed("multinomial")) opt.multinomial = Rcpp::as<bool>(o["multinomial"]);
   if (o.containsElementNamed("guard")) opt.guard = Rcpp::as<double>(o["guard"]);
   if (o.containsElementNamed("guard_max_shrinks")) opt.guard_max_shrinks = Rcpp::as<int>(o["guard_max_shrinks"]);
@@ -135,6 +137,8 @@ Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::
   out["objective_start"] = res.objective_start;
   out["eta_final"] = res.eta_final;
   out["t_final"] = static_cast<double>(res.t_final);
+  out["best_epoch"] = res.best_epoch;
+  out["stopped_early"] = res.stopped_early;
   const int ns = static_cast<int>(res.shrinks.size());
   Rcpp::IntegerVector sh_epoch(ns);
   Rcpp::NumericVector sh_from(ns), sh_to(ns), sh_rej(ns), sh_before(ns);

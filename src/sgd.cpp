@@ -354,6 +354,20 @@ struct Rows {
     (void)i;
 #endif
   }
+  // Calls fn(j) for every stored non-zero x_ij of row i (dense rows: the
+  // entries that are not 0, so that dense and sparse input agree).
+  template <class Fn>
+  void for_each_nonzero(int i, Fn&& fn) const {
+    if constexpr (Sparse) {
+      const int end = row_ptr[i + 1];
+      for (int k = row_ptr[i]; k < end; ++k)
+        if (values[k] != 0.0) fn(col_idx[k]);
+    } else {
+      const double* x = row(i);
+      for (int j = 0; j < d; ++j)
+        if (x[j] != 0.0) fn(j);
+    }
+  }
   double sqnorm(int i) const {
     double acc = 0.0;
     if constexpr (Sparse) {
@@ -384,14 +398,25 @@ struct State {
   double vnorm2 = 0.0;        // ||v||^2, kept for the Pegasos projection
   long long t = 0;            // global step counter (1-based after the first step)
   long long renorms = 0;
+  // Cumulative L1 penalty (Tsuruoka et al. 2009): l1_u = total penalty per
+  // weight so far, l1_q[j] = penalty actually applied to w_j.
+  double l1_u = 0.0;
+  std::vector<double> l1_q;
+  // With L1 and averaging: l1_nz[j] = 1 if w_j was non-zero at the start of
+  // the averaging window or at any iterate since. The average of a weight
+  // that was 0 throughout is then exactly 0 (the lazy correction U would
+  // leave rounding residue), so averaged L1 fits keep their exact zeros.
+  std::vector<unsigned char> l1_nz;
 
   // Zero state for a weight vector of `dim` entries (w = 0, nothing averaged).
   void allocate(int dim) {
     v.assign(dim, 0.0);
+    l1_q.assign(dim, 0.0);
     U.assign(dim, 0.0);
     S.assign(dim, 0.0);
   }
   void reset_average() {
+    for (std::size_t j = 0; j < l1_nz.size(); ++j) l1_nz[j] = v[j] != 0.0;
     std::fill(U.begin(), U.end(), 0.0);
     std::fill(S.begin(), S.end(), 0.0);
     c = 0.0;
@@ -402,6 +427,15 @@ struct State {
   double average_into(std::vector<double>& out) const {
     const double inv = 1.0 / static_cast<double>(count);
     for (std::size_t j = 0; j < v.size(); ++j) out[j] = (S[j] + (c * v[j] - U[j])) * inv;
+    // L1 fits: weights 0 throughout the window average to exactly 0, and so
+    // does an average within its rounding error of 0 (the lazy sum S + c v -
+    // U cancels; its error is about eps (|S| + |c v| + |U|)).
+    constexpr double kEps = std::numeric_limits<double>::epsilon();
+    for (std::size_t j = 0; j < l1_nz.size(); ++j) {
+      if (!l1_nz[j] ||
+          std::fabs(S[j] + (c * v[j] - U[j])) <= 64.0 * kEps * (std::fabs(S[j]) + std::fabs(c * v[j]) + std::fabs(U[j])))
+        out[j] = 0.0;
+    }
     return bias_sum * inv;
   }
 };
@@ -412,6 +446,33 @@ struct State {
 // accuracy, so the threshold is higher there and the running sum is folded
 // into S first (c = 0, U = 0 afterwards): the loss is then at most a factor
 // 1e3 (plus the steps since the last fold), instead of up to 1e9.
+// Cumulative L1 penalty on weight j of w = a v (Tsuruoka et al. 2009,
+// scikit-learn's l1penalty): clip w_j towards 0 by what it is owed, never
+// across 0; the change is mirrored into the averaging correction U.
+inline void l1_apply(int j, double a, double u, double* v, double* q, double* U, double c,
+                     bool averaging, unsigned char* nz) {
+  const double z = a * v[j];
+  // u and q[j] are long running sums whose rounding error grows with u; a
+  // clipped weight within that error of 0 is 0 (otherwise such weights stay
+  // at 1e-17 and averaging turns them into residue instead of zeros).
+  const double tiny = 64.0 * std::numeric_limits<double>::epsilon() * u;
+  double w_new = z;
+  if (z > 0.0) {
+    w_new = z - (u + q[j]);
+    if (w_new <= tiny) w_new = 0.0;
+  } else if (z < 0.0) {
+    w_new = z + (u - q[j]);
+    if (w_new >= -tiny) w_new = 0.0;
+  }
+  q[j] += w_new - z;
+  if (w_new != z) {
+    const double dv = (w_new - z) / a;
+    v[j] = w_new == 0.0 ? 0.0 : v[j] + dv;
+    if (averaging && c != 0.0) U[j] += c * dv;
+  }
+  if (nz != nullptr && w_new != 0.0) nz[j] = 1;
+}
+
 constexpr double kRenormThreshold = 1e-9;  // scikit-learn's float64 wscale threshold
 constexpr double kRenormThresholdAveraging = 1e-3;
 
@@ -510,6 +571,11 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
   const double lambda = opt.lambda;
   const double eta_const = opt.eta;
   const double bias_step = opt.bias_step;
+  const double lambda_l1 = opt.lambda_l1;
+  const bool l1 = lambda_l1 > 0.0;
+  double l1_u = st.l1_u;
+  double* NL_RESTRICT l1_q = l1 ? st.l1_q.data() : nullptr;
+  unsigned char* l1_nz = st.l1_nz.empty() ? nullptr : st.l1_nz.data();
   const DerivOf<L> deriv(opt.loss);
   double* NL_RESTRICT v = st.v.data();
   double* NL_RESTRICT U = st.U.data();
@@ -605,6 +671,10 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
       }
       if (bias_separate && st1.g != 0.0) b -= bias_step * eta * st1.g * yi * wi;
     }
+    if (l1) {
+      l1_u += eta * lambda_l1;
+      rows.for_each_nonzero(i, [&](int j) { l1_apply(j, a, l1_u, v, l1_q, U, c, averaging, l1_nz); });
+    }
     if (pegasos) {
       // Projection onto the ball of radius 1/sqrt(lambda).
       const double wnorm2 = a * a * vnorm2;
@@ -639,6 +709,7 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
   st.a = a;
   st.b = b;
   st.c = c;
+  st.l1_u = l1_u;
   st.bias_sum = bias_sum;
   st.vnorm2 = vnorm2;
   st.t = t;
@@ -694,6 +765,11 @@ SgdEval evaluate_state(const SgdData& data, const std::vector<double>& v, double
   double norm2 = 0.0;
   for (double vj : v) norm2 += vj * vj;  // includes the bias feature when present
   ev.objective += 0.5 * opt.lambda * a * a * norm2;
+  if (opt.lambda_l1 > 0.0) {
+    double norm1 = 0.0;
+    for (int j = 0; j < d; ++j) norm1 += std::fabs(v[j]);
+    ev.objective += opt.lambda_l1 * std::fabs(a) * norm1;
+  }
   return ev;
 }
 
@@ -762,12 +838,14 @@ SgdEval evaluate_multi(const SgdData& data, const std::vector<ModelView>& models
   ev.objective = loss_sum / n;
   ev.error = static_cast<double>(wrong) / n;
   double norm2 = 0.0;
+  double norm1 = 0.0;
   for (const ModelView& m : models) {
     double s2 = 0.0;
     for (double vj : *m.v) s2 += vj * vj;
     norm2 += m.a * m.a * s2;
+    for (int j = 0; j < d; ++j) norm1 += std::fabs(m.a * (*m.v)[j]);
   }
-  ev.objective += 0.5 * opt.lambda * norm2;
+  ev.objective += 0.5 * opt.lambda * norm2 + opt.lambda_l1 * norm1;
   return ev;
 }
 
@@ -820,6 +898,13 @@ void run_pass_multinomial(const Rows<Sparse>& rows, const int* order, int count,
         if (bias_feature) st.v[d] += coef;
       }
       if (bias_separate) st.b -= opt.bias_step * eta * wi * g;
+      if (opt.lambda_l1 > 0.0) {
+        st.l1_u += eta * opt.lambda_l1;
+        rows.for_each_nonzero(i, [&](int j) {
+          l1_apply(j, st.a, st.l1_u, st.v.data(), st.l1_q.data(), st.U.data(), st.c, st.averaging,
+                   st.l1_nz.empty() ? nullptr : st.l1_nz.data());
+        });
+      }
       if (st.averaging) {
         st.c += st.a;
         st.bias_sum += st.b;
@@ -868,7 +953,10 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
 
   // Everything the epoch loop touches is allocated here.
   std::vector<State> st(K);
-  for (State& s : st) s.allocate(dim);
+  for (State& s : st) {
+    s.allocate(dim);
+    if (opt.lambda_l1 > 0.0 && (opt.average || opt.method == SgdMethod::Asgd)) s.l1_nz.assign(d, 0);
+  }
   if (!opt.w_init.empty()) {
     if (opt.w_init.size() != static_cast<std::size_t>(dim) * K)
       throw std::invalid_argument("the starting weights must have one entry per feature (and bias feature) and model");
@@ -935,6 +1023,21 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   std::vector<State> saved;
   std::size_t saved_iterates = 0;
   bool first_pass = true;
+  // Early stopping: the best model so far in its final form (weights d x K,
+  // biases K).
+  const bool early_stop = opt.early_stop_patience > 0 && valid != nullptr && opt.evaluate;
+  std::vector<double> best_weights, best_biases;
+  double best_error = std::numeric_limits<double>::infinity();
+  int since_best = 0;
+  auto snapshot = [&](std::vector<double>& w_out, std::vector<double>& b_out) {
+    w_out.assign(static_cast<std::size_t>(d) * K, 0.0);
+    b_out.assign(K, 0.0);
+    for (int k = 0; k < K; ++k) {
+      const std::vector<double>& v = *models[k].v;
+      for (int j = 0; j < d; ++j) w_out[static_cast<std::size_t>(k) * d + j] = models[k].a * v[j];
+      b_out[k] = models[k].b + (opt.bias == SgdBias::Feature ? models[k].a * v[d] : 0.0);
+    }
+  };
   int epoch = 1;
   while (epoch <= opt.epochs) {
     monitor.check();
@@ -987,6 +1090,14 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
       }
     }
 
+    // Every weight gets its outstanding L1 penalty at the end of the pass
+    // (weights of rows not visited lately have not been clipped yet).
+    if (opt.lambda_l1 > 0.0) {
+      for (State& s : st)
+        for (int j = 0; j < d; ++j)
+          l1_apply(j, s.a, s.l1_u, s.v.data(), s.l1_q.data(), s.U.data(), s.c, s.averaging,
+                   s.l1_nz.empty() ? nullptr : s.l1_nz.data());
+    }
     // The model reported for this epoch: last iterate (option A, Pegasos),
     // epoch average (option B, which also restarts the next epoch from it),
     // running average (ASGD).
@@ -999,6 +1110,17 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
         s.v.swap(avg[k]);
         s.a = 1.0;
         s.averaging = false;
+        if (opt.lambda_l1 > 0.0) {
+          // One proximal L1 step on the epoch average (soft threshold by
+          // eta lambda_l1): a weight the iterates held at 0 for most of the
+          // epoch averages to a small value that would otherwise only decay
+          // geometrically over the epochs, never reaching 0.
+          const double thr = opt.eta * opt.lambda_l1;
+          for (int j = 0; j < d; ++j) {
+            const double w = s.v[j];
+            s.v[j] = w > thr ? w - thr : (w < -thr ? w + thr : 0.0);
+          }
+        }
         models[k] = ModelView{&s.v, 1.0, s.b};
       } else if (asgd && s.averaging && s.count > 0) {
         const double bb = s.average_into(avg[k]);
@@ -1054,6 +1176,18 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
     res.epochs_run = epoch;
     monitor.progress(epoch, opt.epochs);
     ++epoch;
+    if (early_stop) {
+      const double err = res.valid_error.back();
+      if (err < best_error) {
+        best_error = err;
+        res.best_epoch = epoch - 1;
+        since_best = 0;
+        snapshot(best_weights, best_biases);
+      } else if (++since_best >= opt.early_stop_patience) {
+        res.stopped_early = epoch <= opt.epochs;
+        break;
+      }
+    }
   }
 
   // Final models.
@@ -1072,6 +1206,10 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
     if (opt.bias == SgdBias::Feature) b += model_a * (*model)[d];
     res.biases[k] = b;
     res.renormalisations += st[k].renorms;
+  }
+  if (early_stop && !best_weights.empty()) {
+    res.weights = best_weights;
+    res.biases = best_biases;
   }
   res.bias = res.biases[0];
   res.eta_final = opt.eta;
@@ -1116,6 +1254,10 @@ void check_options(const SgdOptions& opt) {
   if (opt.epochs < 1) throw std::invalid_argument("epochs must be >= 1");
   if (opt.multinomial && opt.loss.type != SgdLossType::Logistic)
     throw std::invalid_argument("the multinomial model needs the logistic loss");
+  if (!(opt.lambda_l1 >= 0.0) || !std::isfinite(opt.lambda_l1))
+    throw std::invalid_argument("lambda_l1 must be finite and >= 0");
+  if (opt.lambda_l1 > 0.0 && opt.method == SgdMethod::Pegasos)
+    throw std::invalid_argument("Pegasos has no L1 penalty");
   if (opt.multinomial && opt.method == SgdMethod::Pegasos)
     throw std::invalid_argument("Pegasos has no multinomial form");
 }

@@ -101,6 +101,16 @@ struct SgdOptions {
   long long t_init = 0;
   // false: visit the rows in their stored order every epoch (no shuffle).
   bool shuffle = true;
+  // Early stopping (needs validation data): stop when the validation error
+  // has not improved for this many epochs and return the model of the epoch
+  // with the lowest validation error. 0 = off.
+  int early_stop_patience = 0;
+  // L1 penalty lambda_l1 ||w||_1 added to the L2 term lambda/2 ||w||^2 (the
+  // bias is never in the L1 term). It uses the cumulative penalty of
+  // Tsuruoka, Tsujii and Ananiadou (2009), as scikit-learn's SGD does: O(nnz)
+  // per step, exact zeros; every weight gets its outstanding penalty at the
+  // end of each pass.
+  double lambda_l1 = 0.0;
 };
 
 // One undone epoch of the step guard.
@@ -128,6 +138,8 @@ struct SgdResult {
   std::vector<double> iterates;  // (row, w_t, b_t) per step, (dim + 2) x steps, if recorded
   int epochs_run = 0;
   long long t_final = 0;         // step counter at the end
+  int best_epoch = 0;            // early stopping: the epoch returned
+  bool stopped_early = false;
   long long renormalisations = 0;
   double seconds_train = 0.0;    // wall time of the epoch loops only
   double cpu_seconds_train = 0.0;  // process CPU time (std::clock) of the same sections

@@ -815,3 +815,88 @@ test_that("file streaming: missing files and malformed lines are classed errors"
   writeLines(c("+1 1:0.5 5:1"), f)
   expect_error(predict(fit, f), class = "noisylabels_error_input", regexp = "feature index")
 })
+
+# ---- Early stopping and penalties ---------------------------------------------
+
+test_that("early stopping holds out rows, stops on a plateau and returns the best epoch", {
+  dat <- sgd_toy(n = 300, d = 3, flip = 0.25)
+  fit <- suppressMessages(suppressWarnings(sgd_robust(
+    dat$x, dat$y, loss = "hinge", lambda = 1e-4, eta = 0.5, option = "A", epochs = 60,
+    n_iter_no_change = 3, seed = 5)))
+  es <- fit$early_stopping
+  hold <- es$validation_rows
+  expect_length(hold, 30L)
+  expect_equal(fit$n, 270L)
+  expect_equal(sort(c(hold, fit$row_index)), 1:300)
+  expect_setequal(label_issues(fit)$row, fit$row_index)
+  expect_true(es$stopped_early)
+  expect_lt(fit$iterations, 60L)
+  # it stopped n_iter_no_change epochs after the best one ...
+  expect_equal(fit$iterations, es$best_epoch + 3L)
+  ve <- fit$trace$valid_error
+  expect_equal(min(ve), ve[es$best_epoch])
+  expect_true(all(ve[(es$best_epoch + 1):fit$iterations] >= ve[es$best_epoch]))
+  # ... and returns the best epoch's model: its error on the held-out rows
+  expect_equal(mean(predict(fit, dat$x[hold, ]) != dat$y[hold]), min(ve))
+  # same seed, same split; the session's random numbers are untouched
+  set.seed(99); r1 <- runif(1)
+  set.seed(99)
+  fit2 <- suppressMessages(suppressWarnings(sgd_robust(
+    dat$x, dat$y, loss = "hinge", lambda = 1e-4, eta = 0.5, option = "A", epochs = 60,
+    n_iter_no_change = 3, seed = 5)))
+  expect_equal(runif(1), r1)
+  expect_identical(coef(fit2), coef(fit))
+  # with x_valid the given rows are the validation data
+  f3 <- suppressMessages(suppressWarnings(sgd_robust(
+    dat$x[1:200, ], dat$y[1:200], x_valid = dat$x[201:300, ], y_valid = dat$y[201:300],
+    loss = "hinge", eta = 0.5, option = "A", epochs = 60, n_iter_no_change = 2, seed = 5)))
+  expect_equal(f3$n, 200L)
+  expect_equal(mean(predict(f3, dat$x[201:300, ]) != dat$y[201:300]), min(f3$trace$valid_error))
+  expect_error(sgd_robust(dat$x, dat$y, validation_fraction = 1.5), class = "noisylabels_error_input")
+  expect_error(sgd_robust(dat$x, dat$y, n_iter_no_change = 2, chunk_rows = 50),
+               class = "noisylabels_error_input")
+})
+
+test_that("the L1 penalty gives exact zeros, O(nnz) and dense = sparse", {
+  set.seed(3)
+  n <- 400; d <- 12
+  x <- matrix(rnorm(n * d), n, d) * (matrix(runif(n * d), n, d) < 0.5)
+  y <- ifelse(2 * x[, 1] - 1.5 * x[, 2] + 0.2 * rnorm(n) > 0, 1, -1)
+  for (option in c("A", "B")) for (method in c("sgd", "asgd")) {
+    l1 <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "l1",
+                                                       lambda = 0.02, eta = 0.1, epochs = 10,
+                                                       option = option, method = method, seed = 2)))
+    l2 <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "l2",
+                                                       lambda = 0.02, eta = 0.1, epochs = 10,
+                                                       option = option, method = method, seed = 2)))
+    lab <- paste(option, method)
+    expect_gte(sum(l1$weights[3:d] == 0), 6, label = lab)
+    expect_true(all(l1$weights[1:2] != 0), label = lab)
+    expect_equal(sum(l2$weights == 0), 0, label = lab)
+    expect_gt(l1$weights[1], 0)
+    expect_lt(l1$weights[2], 0)
+  }
+  # objective = mean loss + lambda_l1 |w|_1 (option A: the reported model is the last iterate)
+  en <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "elasticnet",
+                                                     l1_ratio = 0.5, lambda = 0.02, eta = 0.1,
+                                                     epochs = 4, option = "A", seed = 2)))
+  z <- y * (x %*% en$weights + en$bias)
+  ref <- mean(log1p(exp(-z))) + 0.01 / 2 * (sum(en$weights^2) + en$bias^2) + 0.01 * sum(abs(en$weights))
+  expect_equal(en$trace$objective[4], ref, tolerance = 1e-10)
+  expect_equal(c(en$lambda_l2, en$lambda_l1), c(0.01, 0.01))
+  # dense and sparse input give the same L1 fit
+  xs <- Matrix::Matrix(x, sparse = TRUE)
+  a <- suppressMessages(suppressWarnings(sgd_robust(x, y, penalty = "l1", lambda = 0.01, seed = 4)))
+  b <- suppressMessages(suppressWarnings(sgd_robust(xs, y, penalty = "l1", lambda = 0.01, seed = 4)))
+  expect_identical(coef(a), coef(b))
+  # multiclass and multinomial take it too
+  d3 <- sgd_toy3(n = 300)
+  x3 <- cbind(d3$x, matrix(rnorm(300 * 4), 300, 4))
+  for (mc in c("ovr", "multinomial")) {
+    f <- suppressMessages(suppressWarnings(sgd_robust(x3, d3$y, loss = "logistic", penalty = "l1",
+                                                      lambda = 0.02, multiclass = mc, seed = 1)))
+    expect_gte(sum(f$weights[3:6, ] == 0), 6)
+  }
+  expect_error(sgd_robust(x, y, method = "pegasos", penalty = "l1"), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, l1_ratio = 2, penalty = "elasticnet"), class = "noisylabels_error_input")
+})
