@@ -121,6 +121,23 @@
 #' [update()] continues a fit on new rows exactly as one more chunk.
 #' [predict()], [noise_scores()] and [label_issues()] also read files.
 #'
+#' @section Across workers:
+#' With `shards = k > 1`, the rows are split at random (from `seed`) into k
+#' disjoint shards of equal size (files: chunk c goes to shard (c - 1) mod k +
+#' 1, and each worker reads its chunks from the files itself). Every epoch,
+#' each shard runs one epoch of the core from the current model as a future
+#' ([future.apply::future_mapply()]), under whatever [future::plan()] is set
+#' (sequential, multisession, cluster, future.batchtools ...), and the new
+#' model is the size-weighted average of the k results: iterative parameter
+#' mixing (McDonald, Hall and Mann 2010). The step is the smallest of the
+#' shards' (after their step guards), the step counter their weighted mean.
+#' In-memory shards are sent to the workers every epoch (futures keep no
+#' state between calls), which costs a serialisation of the data per epoch;
+#' file shards send only the file names. The trace is progressive (each
+#' shard's value after its pass, averaged); `fit$epoch_seconds` has the wall
+#' time of each epoch. The warm start and the step search run on the whole
+#' data (files: the first chunk) before the shards start.
+#'
 #' @section Weights:
 #' `weights` (one per row, >= 0) and `class_weight` (`"balanced"`: n / (K
 #' n_k) for class k, as in scikit-learn; or a named vector, classes not named
@@ -212,6 +229,13 @@
 #'   or use `x_valid`/`y_valid`) and stop when the validation error has not
 #'   improved for `n_iter_no_change` epochs (default 5); the model of the
 #'   epoch with the lowest validation error is returned. See Early stopping.
+#' @param shards Train `shards` copies on disjoint parts of the rows under
+#'   the current [future::plan()], mixing their parameters after every epoch
+#'   (see Across workers).
+#' @param verbose Show a cli progress bar over the epochs also in
+#'   non-interactive sessions (interactive sessions always get one); as for
+#'   every cli bar it appears only once the fit has run for two seconds
+#'   (option `cli.progress_show_after`).
 #' @param x_valid,y_valid Optional validation data; the per-epoch error on
 #'   them is traced.
 #' @param tol Relative objective change over the last epoch below which the
@@ -281,6 +305,7 @@ sgd_robust.default <- function(x, y = NULL,
                                chunk_rows = NULL, n_features = NULL,
                                penalty = c("l2", "l1", "elasticnet"), l1_ratio = 0.15,
                                validation_fraction = NULL, n_iter_no_change = NULL,
+                               shards = 1L, verbose = FALSE,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
@@ -346,6 +371,18 @@ sgd_robust.default <- function(x, y = NULL,
     }
   }
 
+  shards <- check_count(shards, "shards")
+  if (shards > 1L) {
+    if (!requireNamespace("future.apply", quietly = TRUE)) {
+      abort_input("{.arg shards} > 1 needs the {.pkg future.apply} package.")
+    }
+    if (!is.null(n_iter_no_change) || !is.null(validation_fraction) || record_iterates) {
+      abort_input("{.arg shards} > 1 does not combine with early stopping or {.arg record_iterates}.")
+    }
+    if (!from_file && !is.null(chunk_rows)) {
+      abort_input("Give {.arg shards} or {.arg chunk_rows} for data in memory, not both.")
+    }
+  }
   # Early stopping: validation data are x_valid/y_valid, or a random
   # validation_fraction of the rows held out from training.
   early_stop <- !is.null(validation_fraction) || !is.null(n_iter_no_change)
@@ -520,15 +557,50 @@ sgd_robust.default <- function(x, y = NULL,
     opts$w_init <- sgd_core_init(wres, train$d, bias, n_models)
     opts$b_init <- if (bias == "separate") wres$biases else numeric(0)
   }
-  if (chunked) {
+  check_flag(verbose, "verbose")
+  progress <- sgd_progress(epochs, show = verbose || interactive())
+  if (shards > 1L) {
     valid_eval <- if (!is.null(valid)) function(res) sgd_res_error(res, valid, n_models) else NULL
-    res <- sgd_fit_chunks(each_chunk, opts, seed, epochs, n_models, d_total, valid_eval = valid_eval)
+    if (from_file) {
+      inputs <- lapply(seq_len(shards), function(s) {
+        list(kind = "file", files = files, chunk_rows = chunk_rows, d = d_total, lab = lab,
+             weight = case_w$weight, shard = s, k = shards)
+      })
+      n_chunks <- length(scan)
+      chunk_n <- vapply(scan, function(z) as.double(z$n), 0)
+      sizes <- vapply(seq_len(shards), function(s) sum(chunk_n[(seq_len(n_chunks) - 1L) %% shards + 1L == s]), 0)
+    } else {
+      part <- sgd_seeded_sample(n_total, n_total, seed)
+      blocks <- split(part, cut(seq_len(n_total), shards, labels = FALSE))
+      inputs <- lapply(blocks, function(rows) {
+        rows <- sort(rows)
+        ch <- sgd_data(x[rows, , drop = FALSE], "x")
+        ch <- sgd_set_labels(ch, sgd_labels(y[rows], length(rows), template = lab))
+        if (!is.null(case_w$weight)) ch$weight <- case_w$weight[rows]
+        list(kind = "memory", data = ch)
+      })
+      sizes <- vapply(blocks, function(b) as.double(length(b)), 0)
+      full <- train
+      each_chunk <- function(f) f(full, 1L, seq_len(n_total))
+    }
+    res <- sgd_fit_shards(unname(inputs), sizes, opts, seed, epochs, n_models, d_total,
+                          valid_eval = valid_eval, progress = progress)
+    train <- sgd_stream_margins(each_chunk, res, n_models, multi, n_total, d_total,
+                                sparse = train$sparse)
+    res$margins <- train$margins
+    res$decision <- train$decision
+  } else if (chunked) {
+    valid_eval <- if (!is.null(valid)) function(res) sgd_res_error(res, valid, n_models) else NULL
+    res <- sgd_fit_chunks(each_chunk, opts, seed, epochs, n_models, d_total, valid_eval = valid_eval,
+                          progress = progress)
     train <- sgd_stream_margins(each_chunk, res, n_models, multi, n_total, d_total,
                                 sparse = train$sparse)
     res$margins <- train$margins
     res$decision <- train$decision
   } else {
+    opts$progress <- progress
     res <- call_core(.sgd_fit(train, valid, opts))
+    opts$progress <- NULL
   }
   fit <- sgd_build_fit(res, train, lab, opts, call = call, x = if (from_file) NULL else x,
                        centre = centre,
@@ -548,6 +620,7 @@ sgd_robust.default <- function(x, y = NULL,
                                stopped_early = res$stopped_early,
                                validation_rows = if (!is.null(row_index)) setdiff(seq_len(n_total + length(y_valid)), row_index)) else NULL,
                              chunk_rows = if (chunked) chunk_rows else NULL,
+                             shards = shards, epoch_seconds = res$epoch_seconds,
                              source = if (from_file) files else NULL))
   fit
 }
@@ -1085,7 +1158,7 @@ sgd_chunk_seed <- function(seed, epoch, chunk) {
 # `train_error` per epoch are progressive (each chunk's value after its own
 # pass, averaged over the rows).
 sgd_fit_chunks <- function(each_chunk, opts, seed, epochs, n_models, d, valid = NULL,
-                           valid_eval = NULL) {
+                           valid_eval = NULL, progress = NULL) {
   state <- list(w_init = opts$w_init, b_init = opts$b_init, t = opts$t_init %||% 0,
                 eta = opts$eta)
   objective <- train_error <- valid_error <- numeric(0)
@@ -1129,6 +1202,7 @@ sgd_fit_chunks <- function(each_chunk, opts, seed, epochs, n_models, d, valid = 
     objective <- c(objective, acc_obj / acc_n)
     train_error <- c(train_error, acc_err / acc_n)
     if (!is.null(valid_eval)) valid_error <- c(valid_error, valid_eval(last))
+    if (!is.null(progress)) progress(e, epochs)
   }
   shrinks <- if (length(shrinks)) do.call(rbind, shrinks) else as.data.frame(last$shrinks)
   list(weights = last$weights, biases = last$biases, bias = last$biases[1],
@@ -1161,7 +1235,10 @@ sgd_res_error <- function(res, data, n_models) {
 
 # Rows held out for early stopping: a uniform sample drawn from `seed`
 # without touching the session's random numbers.
-sgd_holdout_rows <- function(n, m, seed) {
+sgd_holdout_rows <- function(n, m, seed) sort(sgd_seeded_sample(n, m, seed))
+
+# sample.int(n, m) drawn from `seed`, leaving the session's RNG state as it was.
+sgd_seeded_sample <- function(n, m, seed) {
   if (exists(".Random.seed", envir = globalenv())) {
     old <- get(".Random.seed", envir = globalenv())
     on.exit(assign(".Random.seed", old, envir = globalenv()))
@@ -1169,5 +1246,126 @@ sgd_holdout_rows <- function(n, m, seed) {
     on.exit(rm(".Random.seed", envir = globalenv()))
   }
   set.seed(seed)
-  sort(sample.int(n, m))
+  sample.int(n, m)
+}
+
+# Iterative parameter mixing (McDonald, Hall and Mann 2010): every epoch,
+# each of the k shards runs one epoch of the core from the current mixed
+# model on its own rows (as a future, under the session's future::plan()),
+# and the new model is the average of the k results weighted by shard size.
+# `inputs[[s]]` is what sgd_shard_run() needs for shard s (its rows in the
+# core's layout, or a description of its chunks of LIBSVM files); each
+# future receives only its own shard. Trace values are progressive, as in
+# sgd_fit_chunks().
+sgd_fit_shards <- function(inputs, sizes, opts, seed, epochs, n_models, d, valid_eval = NULL,
+                           progress = NULL) {
+  k <- length(inputs)
+  state <- list(w_init = opts$w_init, b_init = opts$b_init, t = opts$t_init %||% 0,
+                eta = opts$eta)
+  objective <- train_error <- valid_error <- epoch_seconds <- numeric(0)
+  shrinks <- list()
+  objective_start <- NA_real_
+  wts <- sizes / sum(sizes)
+  secs <- cpu <- 0
+  # The function each future runs; its environment is the namespace, so no
+  # local data travel with it.
+  run <- function(input, seed, copts) {
+    copts$seed <- seed
+    sgd_shard_run(input, copts)
+  }
+  environment(run) <- asNamespace("noisylabels")
+  for (e in seq_len(epochs)) {
+    t0 <- proc.time()[["elapsed"]]
+    copts <- opts
+    copts$epochs <- 1L
+    copts$t_init <- state$t
+    copts$eta <- state$eta
+    copts$w_init <- state$w_init
+    copts$b_init <- state$b_init %||% numeric(0)
+    seeds <- vapply(seq_len(k), function(s) as.double(sgd_chunk_seed(seed, e, s)), 0)
+    results <- future.apply::future_mapply(run, inputs, seeds, MoreArgs = list(copts = copts),
+                                           SIMPLIFY = FALSE, future.seed = NULL,
+                                           future.packages = "noisylabels",
+                                           future.chunk.size = 1)
+    W <- Reduce(`+`, Map(function(r, w) w * sgd_core_init(r, d, opts$bias, n_models), results, wts))
+    state$w_init <- W
+    state$b_init <- if (opts$bias == "separate") {
+      Reduce(`+`, Map(function(r, w) w * r$biases, results, wts))
+    } else numeric(0)
+    state$t <- sum(vapply(results, function(r) as.double(r$t_final), 0) * wts)
+    state$eta <- min(vapply(results, function(r) r$eta_final, 0))
+    if (is.na(objective_start)) {
+      objective_start <- sum(vapply(results, function(r) r$objective_start, 0) * wts)
+    }
+    objective <- c(objective, sum(vapply(results, function(r) r$objective[length(r$objective)], 0) * wts))
+    train_error <- c(train_error,
+                     sum(vapply(results, function(r) r$train_error[length(r$train_error)], 0) * wts))
+    for (s in seq_len(k)) {
+      sh <- as.data.frame(results[[s]]$shrinks)
+      if (nrow(sh)) { sh$epoch <- e; sh$shard <- s; shrinks[[length(shrinks) + 1L]] <- sh }
+    }
+    secs <- secs + sum(vapply(results, function(r) r$seconds_train, 0))
+    cpu <- cpu + sum(vapply(results, function(r) r$cpu_seconds_train, 0))
+    mixed <- sgd_mixed_result(state, d, opts$bias, n_models)
+    if (!is.null(valid_eval)) valid_error <- c(valid_error, valid_eval(mixed))
+    epoch_seconds <- c(epoch_seconds, proc.time()[["elapsed"]] - t0)
+    if (!is.null(progress)) progress(e, epochs)
+  }
+  mixed <- sgd_mixed_result(state, d, opts$bias, n_models)
+  c(mixed, list(objective = objective, train_error = train_error, valid_error = valid_error,
+                objective_start = objective_start, epochs_run = epochs,
+                shrinks = if (length(shrinks)) do.call(rbind, shrinks) else as.data.frame(results[[1]]$shrinks),
+                eta_final = state$eta, t_final = state$t, renormalisations = NA_real_,
+                seconds_train = secs, cpu_seconds_train = cpu,
+                seconds_evaluate = NA_real_, cpu_seconds_evaluate = NA_real_,
+                epoch_seconds = epoch_seconds))
+}
+
+# A core-like result (weights d x K, biases) from core-layout starting values.
+sgd_mixed_result <- function(state, d, bias, n_models) {
+  dim_k <- d + (bias == "feature")
+  W <- matrix(state$w_init, dim_k, n_models)
+  biases <- if (bias == "feature") W[d + 1L, ] else if (bias == "separate") state$b_init else rep(0, n_models)
+  list(weights = as.double(W[seq_len(d), , drop = FALSE]), biases = biases, bias = biases[1])
+}
+
+# One shard's epoch (runs on a worker): rows in memory in the core's layout,
+# or the chunks of LIBSVM files that belong to the shard (chunk c goes to
+# shard (c - 1) %% k + 1; the worker reads the files itself).
+sgd_shard_run <- function(input, copts) {
+  if (identical(input$kind, "memory")) return(call_core(.sgd_fit(input$data, NULL, copts)))
+  each_chunk <- function(f) {
+    offset <- 0
+    libsvm_each_chunk(input$files, input$chunk_rows, function(chunk, index) {
+      rows <- offset + seq_len(chunk$n)
+      offset <<- offset + chunk$n
+      if ((index - 1L) %% input$k + 1L != input$shard) return(NULL)
+      ch <- sgd_data(libsvm_matrix(chunk, input$d), "x")
+      ch <- sgd_set_labels(ch, sgd_labels(chunk$y, chunk$n, template = input$lab))
+      if (!is.null(input$weight)) ch$weight <- input$weight[rows]
+      f(ch, index, rows)
+    })
+    invisible(NULL)
+  }
+  n_models <- if (input$lab$multi) input$lab$K else 1L
+  sgd_fit_chunks(each_chunk, copts, copts$seed, 1L, n_models, input$d)
+}
+
+# Per-epoch progress: a cli progress bar over the epochs, shown when
+# `show` (verbose or interactive) and, by cli's rule
+# (option cli.progress_show_after, 2 s), only once the fit has run longer
+# than two seconds. Returns NULL (no bar) or a function(epoch, total).
+sgd_progress <- function(epochs, show) {
+  if (!show) return(NULL)
+  env <- environment()
+  id <- NULL
+  function(epoch, total) {
+    if (is.null(id)) {
+      id <<- cli::cli_progress_bar("SGD epochs", total = epochs, clear = TRUE, .envir = env)
+    }
+    # force: one update per epoch is rare enough not to need throttling
+    cli::cli_progress_update(id = id, set = epoch, force = TRUE, .envir = env)
+    if (epoch >= epochs) cli::cli_progress_done(id = id, .envir = env)
+    invisible(NULL)
+  }
 }

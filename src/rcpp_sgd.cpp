@@ -99,6 +99,22 @@ SgdOptions options_from_list(const Rcpp::List& o) {
   return opt;
 }
 
+// Interrupt polling of RMonitor plus a per-epoch call of an R function
+// (the cli progress bar of sgd_robust()); R errors in it become C++
+// exceptions (Rcpp::Function), so they unwind the core safely.
+class SgdProgressMonitor : public RMonitor {
+ public:
+  explicit SgdProgressMonitor(SEXP callback) : callback_(callback) {}
+  void progress(int step, int total) override {
+    if (Rf_isNull(callback_)) return;
+    Rcpp::Function f(callback_);
+    f(step, total);
+  }
+
+ private:
+  SEXP callback_;
+};
+
 }  // namespace
 
 // [[Rcpp::export(.sgd_fit)]]
@@ -111,7 +127,8 @@ Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::
     valid_ptr = &valid_data;
   }
   const SgdOptions opt = options_from_list(options);
-  RMonitor monitor;
+  SgdProgressMonitor monitor(options.containsElementNamed("progress") ? SEXP(options["progress"])
+                                                                       : R_NilValue);
   SgdResult res;
   try {
     res = sgd_train(train, valid_ptr, opt, monitor);
