@@ -157,3 +157,7 @@
     .Call(`_noisylabels_sgd_loss_eval_cpp`, loss_spec, z)
 }
 
+.libsvm_parse_lines <- function(lines) {
+    .Call(`_noisylabels_libsvm_parse_lines_cpp`, lines)
+}
+

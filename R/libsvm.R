@@ -41,44 +41,17 @@ read_libsvm <- function(file, n_features = NULL) {
 # triplets: y, row (1..n), idx, val, and the largest index. Malformed lines
 # are classed errors naming the file and line.
 libsvm_parse <- function(lines, file, first_line = 1L, call = parent.frame()) {
-  lines <- trimws(sub("#.*$", "", lines))
-  line_no <- which(nzchar(lines))
-  if (!length(line_no)) {
-    return(list(n = 0L, y = numeric(0), row = integer(0), idx = integer(0), val = numeric(0),
-                max_index = 0L))
+  out <- .libsvm_parse_lines(lines)
+  if (out$bad_line > 0L) {
+    line <- out$bad_line + first_line - 1L
+    token <- out$bad_token
+    what <- switch(out$bad_kind,
+                   "the label {.val {token}} is not a number",
+                   "{.val {token}} is not an {.code index:value} pair with a positive integer index and a finite value",
+                   "feature indices are not strictly increasing (index {out$bad_index})")
+    libsvm_malformed(file, line, what, call = call)
   }
-  parts <- strsplit(lines[line_no], "[[:space:]]+")
-  line_no <- line_no + first_line - 1L
-  label_txt <- vapply(parts, `[`, "", 1L)
-  y <- suppressWarnings(as.numeric(label_txt))
-  bad <- which(is.na(y) | !is.finite(y))
-  if (length(bad)) {
-    libsvm_malformed(file, line_no[bad[1]], "the label {.val {label_txt[bad[1]]}} is not a number",
-                     call = call)
-  }
-  count <- lengths(parts) - 1L
-  tokens <- unlist(lapply(parts, `[`, -1L), use.names = FALSE)
-  row <- rep.int(seq_along(parts), count)
-  ok <- grepl("^[0-9]+:[^:]+$", tokens)
-  idx <- suppressWarnings(as.integer(sub(":.*$", "", tokens)))
-  val <- suppressWarnings(as.numeric(sub("^[^:]*:", "", tokens)))
-  ok <- ok & !is.na(idx) & idx >= 1L & !is.na(val) & is.finite(val)
-  if (!all(ok)) {
-    k <- which(!ok)[1]
-    libsvm_malformed(file, line_no[row[k]], "{.val {tokens[k]}} is not an {.code index:value} pair with a positive integer index and a finite value",
-                     call = call)
-  }
-  if (length(idx) > 1L) {
-    same_row <- row[-1L] == row[-length(row)]
-    not_incr <- which(same_row & idx[-1L] <= idx[-length(idx)])
-    if (length(not_incr)) {
-      k <- not_incr[1] + 1L
-      libsvm_malformed(file, line_no[row[k]], "feature indices are not strictly increasing (index {idx[k]})",
-                       call = call)
-    }
-  }
-  list(n = length(parts), y = y, row = row, idx = idx, val = val,
-       max_index = if (length(idx)) max(idx) else 0L)
+  out[c("n", "y", "row", "idx", "val", "max_index")]
 }
 
 libsvm_matrix <- function(chunk, d) {

@@ -613,6 +613,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// libsvm_parse_lines_cpp
+Rcpp::List libsvm_parse_lines_cpp(Rcpp::CharacterVector lines);
+RcppExport SEXP _noisylabels_libsvm_parse_lines_cpp(SEXP linesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type lines(linesSEXP);
+    rcpp_result_gen = Rcpp::wrap(libsvm_parse_lines_cpp(lines));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_log_normal_cdf_cpp", (DL_FUNC) &_noisylabels_gpc_ep_log_normal_cdf_cpp, 1},
@@ -654,6 +665,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_sgd_stream_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_stream_seconds_cpp, 2},
     {"_noisylabels_sgd_floor_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_floor_seconds_cpp, 2},
     {"_noisylabels_sgd_loss_eval_cpp", (DL_FUNC) &_noisylabels_sgd_loss_eval_cpp, 2},
+    {"_noisylabels_libsvm_parse_lines_cpp", (DL_FUNC) &_noisylabels_libsvm_parse_lines_cpp, 1},
     {NULL, NULL, 0}
 };
 
