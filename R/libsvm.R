@@ -59,9 +59,10 @@ libsvm_matrix <- function(chunk, d) {
 }
 
 # Read LIBSVM files (a vector of paths, read one after the other) in chunks
-# of about `chunk_rows` data lines; calls fun(chunk, index) for each chunk
-# and returns the results as a list. Only one chunk is in memory at a time.
-libsvm_each_chunk <- function(files, chunk_rows, fun, call = parent.frame()) {
+# of `chunk_rows` lines; calls fun(chunk, index) for each chunk with data
+# lines and returns the results as a list. Only one chunk is in memory at a
+# time.
+libsvm_each_chunk <- function(files, chunk_rows, fun, keep = NULL, call = parent.frame()) {
   out <- list()
   index <- 0L
   con <- NULL
@@ -72,11 +73,15 @@ libsvm_each_chunk <- function(files, chunk_rows, fun, call = parent.frame()) {
     repeat {
       lines <- readLines(con, n = chunk_rows, warn = FALSE)
       if (!length(lines)) break
-      chunk <- libsvm_parse(lines, f, first_line = line, call = call)
-      line <- line + length(lines)
-      if (chunk$n == 0L) next
+      # chunks are numbered by blocks read (a block of comments only keeps
+      # its number but calls nothing); `keep(index)` = FALSE skips the parse
       index <- index + 1L
-      out[[index]] <- fun(chunk, index)
+      first <- line
+      line <- line + length(lines)
+      if (!is.null(keep) && !keep(index)) next
+      chunk <- libsvm_parse(lines, f, first_line = first, call = call)
+      if (chunk$n == 0L) next
+      out[[length(out) + 1L]] <- fun(chunk, index)
     }
     close(con)
     con <- NULL

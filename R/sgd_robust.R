@@ -415,11 +415,14 @@ sgd_robust.default <- function(x, y = NULL,
   }
   if (from_file) {
     # One pass to learn the size, the classes and their counts.
-    scan <- libsvm_each_chunk(files, chunk_rows, function(chunk, index) {
-      tb <- table(chunk$y)
-      list(n = chunk$n, max_index = chunk$max_index,
-           labels = stats::setNames(as.vector(tb), names(tb)))
-    })
+    scan <- list()
+    for (fi in seq_along(files)) {
+      scan <- c(scan, libsvm_each_chunk(files[fi], chunk_rows, function(chunk, index) {
+        tb <- table(chunk$y)
+        list(n = chunk$n, max_index = chunk$max_index, file = fi, index = index,
+             labels = stats::setNames(as.vector(tb), names(tb)))
+      }))
+    }
     n_total <- sum(vapply(scan, function(z) as.double(z$n), 0))
     if (!n_total) abort_input("{.file {files}} contain{?s/} no data lines.", class = "noisylabels_error_file")
     d_file <- max(vapply(scan, function(z) as.integer(z$max_index), 0L))
@@ -562,13 +565,33 @@ sgd_robust.default <- function(x, y = NULL,
   if (shards > 1L) {
     valid_eval <- if (!is.null(valid)) function(res) sgd_res_error(res, valid, n_models) else NULL
     if (from_file) {
+      # per chunk of the first pass: its file, its number within that file's
+      # shard stream and its first row
+      chunk_n <- vapply(scan, function(z) as.double(z$n), 0)
+      chunk_file <- vapply(scan, function(z) z$file, 0L)
+      chunk_index <- vapply(scan, function(z) z$index, 0L)
+      chunk_start <- cumsum(c(0, chunk_n))[seq_along(chunk_n)]
+      by_file <- length(files) >= shards
+      # blocks per file = the largest block number seen in it; a reader of
+      # all files numbers blocks consecutively across them
+      per_file <- vapply(seq_along(files), function(f) max(c(0L, chunk_index[chunk_file == f])), 0L)
+      chunk_global <- cumsum(c(0L, per_file))[chunk_file] + chunk_index
+      shard_of <- if (by_file) (chunk_file - 1L) %% shards + 1L else (chunk_global - 1L) %% shards + 1L
+      row_start <- lapply(seq_len(shards), function(s) {
+        # index of a chunk as the shard's reader numbers it -> first row
+        own <- which(shard_of == s)
+        idx <- if (by_file) sgd_reader_index(chunk_file[own], chunk_index[own], files, shards, s)
+               else chunk_global[own]
+        out <- rep(NA_real_, max(c(idx, 0L)))
+        out[idx] <- chunk_start[own]
+        out
+      })
       inputs <- lapply(seq_len(shards), function(s) {
         list(kind = "file", files = files, chunk_rows = chunk_rows, d = d_total, lab = lab,
-             weight = case_w$weight, shard = s, k = shards)
+             weight = case_w$weight, row_start = if (is.null(case_w$weight)) NULL else row_start,
+             shard = s, k = shards)
       })
-      n_chunks <- length(scan)
-      chunk_n <- vapply(scan, function(z) as.double(z$n), 0)
-      sizes <- vapply(seq_len(shards), function(s) sum(chunk_n[(seq_len(n_chunks) - 1L) %% shards + 1L == s]), 0)
+      sizes <- vapply(seq_len(shards), function(s) sum(chunk_n[shard_of == s]), 0)
     } else {
       part <- sgd_seeded_sample(n_total, n_total, seed)
       blocks <- split(part, cut(seq_len(n_total), shards, labels = FALSE))
@@ -1166,7 +1189,9 @@ sgd_fit_chunks <- function(each_chunk, opts, seed, epochs, n_models, d, valid = 
   secs <- cpu <- esecs <- ecpu <- renorm <- 0
   objective_start <- NA_real_
   last <- NULL
+  epoch_seconds <- numeric(0)
   for (e in seq_len(epochs)) {
+    t_epoch <- proc.time()[["elapsed"]]
     acc_obj <- acc_err <- acc_n <- 0
     each_chunk(function(train, index, rows) {
       copts <- opts
@@ -1202,6 +1227,7 @@ sgd_fit_chunks <- function(each_chunk, opts, seed, epochs, n_models, d, valid = 
     objective <- c(objective, acc_obj / acc_n)
     train_error <- c(train_error, acc_err / acc_n)
     if (!is.null(valid_eval)) valid_error <- c(valid_error, valid_eval(last))
+    epoch_seconds <- c(epoch_seconds, proc.time()[["elapsed"]] - t_epoch)
     if (!is.null(progress)) progress(e, epochs)
   }
   shrinks <- if (length(shrinks)) do.call(rbind, shrinks) else as.data.frame(last$shrinks)
@@ -1210,7 +1236,7 @@ sgd_fit_chunks <- function(each_chunk, opts, seed, epochs, n_models, d, valid = 
        objective_start = objective_start, epochs_run = epochs, shrinks = shrinks,
        eta_final = state$eta, t_final = state$t, renormalisations = renorm,
        seconds_train = secs, cpu_seconds_train = cpu, seconds_evaluate = esecs,
-       cpu_seconds_evaluate = ecpu)
+       cpu_seconds_evaluate = ecpu, epoch_seconds = epoch_seconds)
 }
 
 # Decision values (n x K) of the core-space model in `res` on data in the
@@ -1334,17 +1360,22 @@ sgd_mixed_result <- function(state, d, bias, n_models) {
 # shard (c - 1) %% k + 1; the worker reads the files itself).
 sgd_shard_run <- function(input, copts) {
   if (identical(input$kind, "memory")) return(call_core(.sgd_fit(input$data, NULL, copts)))
+  # The shard's rows: whole files when there are at least k files (file f
+  # goes to shard (f - 1) %% k + 1, so a worker reads only its own files),
+  # otherwise every k-th chunk. Row numbers (for weights) come from the
+  # chunk sizes of the first pass.
+  mine <- if (length(input$files) >= input$k) {
+    (seq_along(input$files) - 1L) %% input$k + 1L == input$shard
+  } else rep(TRUE, length(input$files))
+  by_chunk <- length(input$files) < input$k
   each_chunk <- function(f) {
-    offset <- 0
-    libsvm_each_chunk(input$files, input$chunk_rows, function(chunk, index) {
-      rows <- offset + seq_len(chunk$n)
-      offset <<- offset + chunk$n
-      if ((index - 1L) %% input$k + 1L != input$shard) return(NULL)
+    libsvm_each_chunk(input$files[mine], input$chunk_rows, function(chunk, index) {
+      rows <- if (is.null(input$weight)) NULL else input$row_start[[input$shard]][index] + seq_len(chunk$n)
       ch <- sgd_data(libsvm_matrix(chunk, input$d), "x")
       ch <- sgd_set_labels(ch, sgd_labels(chunk$y, chunk$n, template = input$lab))
       if (!is.null(input$weight)) ch$weight <- input$weight[rows]
       f(ch, index, rows)
-    })
+    }, keep = if (by_chunk) function(index) (index - 1L) %% input$k + 1L == input$shard else NULL)
     invisible(NULL)
   }
   n_models <- if (input$lab$multi) input$lab$K else 1L
@@ -1368,4 +1399,15 @@ sgd_progress <- function(epochs, show) {
     if (epoch >= epochs) cli::cli_progress_done(id = id, .envir = env)
     invisible(NULL)
   }
+}
+
+# The number a shard's reader gives a chunk (it reads its own files one after
+# the other and numbers their chunks consecutively) from the chunk's file
+# and its number within that file.
+sgd_reader_index <- function(chunk_file, chunk_index, files, shards, s) {
+  own_files <- which((seq_along(files) - 1L) %% shards + 1L == s)
+  # chunks per own file = the largest index seen in it (numbered blocks)
+  per_file <- vapply(own_files, function(f) max(c(0L, chunk_index[chunk_file == f])), 0L)
+  offset <- stats::setNames(cumsum(c(0L, per_file))[seq_along(own_files)], own_files)
+  offset[as.character(chunk_file)] + chunk_index
 }
