@@ -161,3 +161,7 @@
     .Call(`_noisylabels_libsvm_parse_lines_cpp`, lines)
 }
 
+.sgd_decision <- function(data, weights, biases) {
+    .Call(`_noisylabels_sgd_decision_cpp`, data, weights, biases)
+}
+

@@ -54,6 +54,15 @@ libsvm_parse <- function(lines, file, first_line = 1L, call = parent.frame()) {
   out[c("n", "y", "row", "idx", "val", "max_index")]
 }
 
+# A parsed chunk in the SGD core's layout (CSR arrays: row pointers,
+# 0-based column indices, values) without building a sparse matrix. Rows
+# whose values are all 0 keep their place; a chunk of such rows is data too.
+libsvm_core_data <- function(chunk, d) {
+  counts <- tabulate(chunk$row, nbins = chunk$n)
+  list(n = chunk$n, d = d, dense = NULL, p = c(0L, cumsum(counts)), j = chunk$idx - 1L,
+       x = chunk$val, sparse = TRUE)
+}
+
 libsvm_matrix <- function(chunk, d) {
   Matrix::sparseMatrix(i = chunk$row, j = chunk$idx, x = chunk$val, dims = c(chunk$n, d))
 }

@@ -494,7 +494,7 @@ update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, 
         }
         rows <- offset + seq_len(chunk$n)
         offset <<- offset + chunk$n
-        ch <- sgd_data(libsvm_matrix(chunk, d), "x")
+        ch <- libsvm_core_data(chunk, d)
         f(sgd_set_labels(ch, sgd_labels(chunk$y, chunk$n, template = lab)), index, rows)
       })
       invisible(NULL)

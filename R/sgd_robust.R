@@ -482,7 +482,7 @@ sgd_robust.default <- function(x, y = NULL,
   chunked <- from_file || (!is.null(chunk_rows) && chunk_rows < n_total)
   if (from_file) {
     make_chunk <- function(chunk, rows) {
-      ch <- sgd_data(libsvm_matrix(chunk, d_total), "x")
+      ch <- libsvm_core_data(chunk, d_total)
       ch <- sgd_set_labels(ch, sgd_labels(chunk$y, chunk$n, template = lab))
       if (!is.null(case_w$weight)) ch$weight <- case_w$weight[rows]
       ch
@@ -651,18 +651,35 @@ sgd_robust.default <- function(x, y = NULL,
 # Margins (binary) or decision values (multiclass) of every row of a chunked
 # source, with the labels, in the shape sgd_build_fit() reads as `train`.
 sgd_stream_margins <- function(each_chunk, res, n_models, multi, n, d, sparse) {
-  parts <- list()
+  # filled in place, chunk by chunk: one n-vector each, no list of parts
+  if (multi) {
+    decision <- matrix(0, n, n_models)
+    label <- integer(n)
+  } else {
+    margins <- numeric(n)
+    y <- numeric(n)
+  }
+  offset <- 0
   each_chunk(function(ch, index, rows) {
     f <- sgd_res_decision(res, ch, n_models)
-    parts[[index]] <<- if (multi) list(f = f, label = ch$label) else list(m = ch$y * f[, 1], y = ch$y)
+    at <- offset + seq_len(ch$n)
+    offset <<- offset + ch$n
+    if (multi) {
+      decision[at, ] <<- f
+      label[at] <<- ch$label
+    } else {
+      margins[at] <<- ch$y * f[, 1]
+      y[at] <<- ch$y
+    }
+    NULL
   })
   out <- list(n = n, d = d, sparse = sparse)
   if (multi) {
-    out$decision <- as.double(do.call(rbind, lapply(parts, `[[`, "f")))
-    out$label <- unlist(lapply(parts, `[[`, "label"))
+    out$decision <- as.double(decision)
+    out$label <- label
   } else {
-    out$margins <- unlist(lapply(parts, `[[`, "m"))
-    out$y <- unlist(lapply(parts, `[[`, "y"))
+    out$margins <- margins
+    out$y <- y
   }
   out
 }
@@ -1242,14 +1259,7 @@ sgd_fit_chunks <- function(each_chunk, opts, seed, epochs, n_models, d, valid = 
 # Decision values (n x K) of the core-space model in `res` on data in the
 # core's layout.
 sgd_res_decision <- function(res, data, n_models) {
-  W <- matrix(res$weights, data$d, n_models)
-  x <- if (data$sparse) {
-    Matrix::t(methods::new("dgCMatrix", i = data$j, p = data$p, x = data$x,
-                           Dim = c(data$d, data$n)))
-  } else {
-    t(data$dense)
-  }
-  as.matrix(x %*% W) + rep(res$biases, each = data$n)
+  .sgd_decision(data, as.double(res$weights), as.double(res$biases))
 }
 
 # Error of the model in `res` on labelled data in the core's layout.
@@ -1371,7 +1381,7 @@ sgd_shard_run <- function(input, copts) {
   each_chunk <- function(f) {
     libsvm_each_chunk(input$files[mine], input$chunk_rows, function(chunk, index) {
       rows <- if (is.null(input$weight)) NULL else input$row_start[[input$shard]][index] + seq_len(chunk$n)
-      ch <- sgd_data(libsvm_matrix(chunk, input$d), "x")
+      ch <- libsvm_core_data(chunk, input$d)
       ch <- sgd_set_labels(ch, sgd_labels(chunk$y, chunk$n, template = input$lab))
       if (!is.null(input$weight)) ch$weight <- input$weight[rows]
       f(ch, index, rows)

@@ -304,3 +304,23 @@ Rcpp::List libsvm_parse_lines_cpp(Rcpp::CharacterVector lines) {
       Rcpp::Named("bad_kind") = bad_kind, Rcpp::Named("bad_token") = bad_token,
       Rcpp::Named("bad_index") = bad_index);
 }
+
+// Decision values f_k(x_i) of K models (weights d x K column-major, biases K)
+// on data in the core's layout, as an n x K matrix (for chunked fits: no
+// sparse-matrix copy per chunk on the R side).
+// [[Rcpp::export(.sgd_decision)]]
+Rcpp::NumericMatrix sgd_decision_cpp(Rcpp::List data, Rcpp::NumericVector weights,
+                                     Rcpp::NumericVector biases) {
+  SgdData d = data_from_list(data);
+  const int K = biases.size();
+  if (weights.size() != static_cast<R_xlen_t>(d.d) * K) Rcpp::stop("weights must be d x K");
+  Rcpp::NumericMatrix out(d.n, K);
+  std::vector<double> w(d.d);
+  for (int k = 0; k < K; ++k) {
+    std::copy(weights.begin() + static_cast<R_xlen_t>(k) * d.d,
+              weights.begin() + static_cast<R_xlen_t>(k + 1) * d.d, w.begin());
+    const std::vector<double> f = sgd_decision(d, w, biases[k]);
+    std::copy(f.begin(), f.end(), out.begin() + static_cast<R_xlen_t>(k) * d.n);
+  }
+  return out;
+}

@@ -10,7 +10,9 @@
 args <- commandArgs(trailingOnly = TRUE)
 rows <- if (length(args) >= 1) as.numeric(args[1]) else 5e6
 epochs <- if (length(args) >= 2) as.integer(args[2]) else 1L
-file <- file.path(tempdir(), "stream-bench.svm")
+# SGD_BENCH_DIR keeps the file between runs (it is written only when absent).
+keep <- nzchar(Sys.getenv("SGD_BENCH_DIR"))
+file <- file.path(Sys.getenv("SGD_BENCH_DIR", tempdir()), sprintf("stream-bench-%.0f.svm", rows))
 gen <- sprintf('
 set.seed(7); d <- 20; w <- rnorm(d); block <- 1e5; left <- %.0f
 con <- file("%s", "w")
@@ -25,10 +27,14 @@ while (left > 0) {
   left <- left - m
 }
 close(con)', rows, file)
-t0 <- proc.time()[["elapsed"]]
-system2("Rscript", c("-e", shQuote(gen)))
-cat(sprintf("wrote %s: %.0f rows, %.2f GB in %.0f s\n", file, rows, file.size(file) / 1e9,
-            proc.time()[["elapsed"]] - t0))
+if (!file.exists(file)) {
+  t0 <- proc.time()[["elapsed"]]
+  system2("Rscript", c("-e", shQuote(gen)))
+  cat(sprintf("wrote %s: %.0f rows, %.2f GB in %.0f s\n", file, rows, file.size(file) / 1e9,
+              proc.time()[["elapsed"]] - t0))
+} else {
+  cat(sprintf("reusing %s: %.2f GB\n", file, file.size(file) / 1e9))
+}
 train <- sprintf('
 suppressPackageStartupMessages(library(noisylabels))
 t0 <- proc.time()[["elapsed"]]
@@ -42,4 +48,4 @@ cat(sprintf("peak resident memory: %%s (%%.0f MB)\\n", trimws(sub("VmHWM:", "", 
             as.numeric(gsub("[^0-9]", "", hwm)) / 1024))
 ', file, epochs)
 system2("Rscript", c("-e", shQuote(train)))
-unlink(file)
+if (!keep) unlink(file)
