@@ -89,8 +89,15 @@ libsvm_each_chunk <- function(files, chunk_rows, fun, keep = NULL, call = parent
       line <- line + length(lines)
       if (!is.null(keep) && !keep(index)) next
       chunk <- libsvm_parse(lines, f, first_line = first, call = call)
+      rm(lines)
       if (chunk$n == 0L) next
       out[[length(out) + 1L]] <- fun(chunk, index)
+      # The chunk's text and arrays are garbage now; a minor collection
+      # returns them before the next chunk is read, so the peak memory is
+      # about one chunk rather than the several R would otherwise let pile
+      # up (a 5e6-row file: 612 -> 518 MB without, see inst/bench/sgd).
+      rm(chunk)
+      gc(verbose = FALSE, full = FALSE)
     }
     close(con)
     con <- NULL
