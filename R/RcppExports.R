@@ -165,3 +165,11 @@
     .Call(`_noisylabels_sgd_loss_eval_cpp`, loss_spec, z)
 }
 
+.libsvm_parse_lines <- function(lines) {
+    .Call(`_noisylabels_libsvm_parse_lines_cpp`, lines)
+}
+
+.sgd_decision <- function(data, weights, biases) {
+    .Call(`_noisylabels_sgd_decision_cpp`, data, weights, biases)
+}
+

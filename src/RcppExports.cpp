@@ -650,6 +650,30 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// libsvm_parse_lines_cpp
+Rcpp::List libsvm_parse_lines_cpp(Rcpp::CharacterVector lines);
+RcppExport SEXP _noisylabels_libsvm_parse_lines_cpp(SEXP linesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type lines(linesSEXP);
+    rcpp_result_gen = Rcpp::wrap(libsvm_parse_lines_cpp(lines));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sgd_decision_cpp
+Rcpp::NumericMatrix sgd_decision_cpp(Rcpp::List data, Rcpp::NumericVector weights, Rcpp::NumericVector biases);
+RcppExport SEXP _noisylabels_sgd_decision_cpp(SEXP dataSEXP, SEXP weightsSEXP, SEXP biasesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type biases(biasesSEXP);
+    rcpp_result_gen = Rcpp::wrap(sgd_decision_cpp(data, weights, biases));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_log_normal_cdf_cpp", (DL_FUNC) &_noisylabels_gpc_ep_log_normal_cdf_cpp, 1},
@@ -693,6 +717,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_sgd_stream_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_stream_seconds_cpp, 2},
     {"_noisylabels_sgd_floor_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_floor_seconds_cpp, 2},
     {"_noisylabels_sgd_loss_eval_cpp", (DL_FUNC) &_noisylabels_sgd_loss_eval_cpp, 2},
+    {"_noisylabels_libsvm_parse_lines_cpp", (DL_FUNC) &_noisylabels_libsvm_parse_lines_cpp, 1},
+    {"_noisylabels_sgd_decision_cpp", (DL_FUNC) &_noisylabels_sgd_decision_cpp, 3},
     {NULL, NULL, 0}
 };
 

@@ -200,9 +200,22 @@ SgdLossType sgd_loss_from_string(const std::string& name) {
 
 void SgdData::validate() const {
   if (n < 1 || d < 1) throw std::invalid_argument("the data have no rows or no columns");
-  if (y == nullptr) throw std::invalid_argument("labels are missing");
-  for (int i = 0; i < n; ++i) {
-    if (y[i] != 1.0 && y[i] != -1.0) throw std::invalid_argument("labels must be -1 or +1");
+  if (multiclass()) {
+    if (n_classes < 2) throw std::invalid_argument("a multiclass fit needs at least two classes");
+    for (int i = 0; i < n; ++i) {
+      if (label[i] < 0 || label[i] >= n_classes) throw std::invalid_argument("class index out of range");
+    }
+  } else {
+    if (y == nullptr) throw std::invalid_argument("labels are missing");
+    for (int i = 0; i < n; ++i) {
+      if (y[i] != 1.0 && y[i] != -1.0) throw std::invalid_argument("labels must be -1 or +1");
+    }
+  }
+  if (weight != nullptr) {
+    for (int i = 0; i < n; ++i) {
+      if (!(weight[i] >= 0.0) || !std::isfinite(weight[i]))
+        throw std::invalid_argument("weights must be finite and >= 0");
+    }
   }
   if (sparse()) {
     if (row_ptr == nullptr || col_idx == nullptr || values == nullptr)
@@ -341,6 +354,20 @@ struct Rows {
     (void)i;
 #endif
   }
+  // Calls fn(j) for every stored non-zero x_ij of row i (dense rows: the
+  // entries that are not 0, so that dense and sparse input agree).
+  template <class Fn>
+  void for_each_nonzero(int i, Fn&& fn) const {
+    if constexpr (Sparse) {
+      const int end = row_ptr[i + 1];
+      for (int k = row_ptr[i]; k < end; ++k)
+        if (values[k] != 0.0) fn(col_idx[k]);
+    } else {
+      const double* x = row(i);
+      for (int j = 0; j < d; ++j)
+        if (x[j] != 0.0) fn(j);
+    }
+  }
   double sqnorm(int i) const {
     double acc = 0.0;
     if constexpr (Sparse) {
@@ -371,14 +398,25 @@ struct State {
   double vnorm2 = 0.0;        // ||v||^2, kept for the Pegasos projection
   long long t = 0;            // global step counter (1-based after the first step)
   long long renorms = 0;
+  // Cumulative L1 penalty (Tsuruoka et al. 2009): l1_u = total penalty per
+  // weight so far, l1_q[j] = penalty actually applied to w_j.
+  double l1_u = 0.0;
+  std::vector<double> l1_q;
+  // With L1 and averaging: l1_nz[j] = 1 if w_j was non-zero at the start of
+  // the averaging window or at any iterate since. The average of a weight
+  // that was 0 throughout is then exactly 0 (the lazy correction U would
+  // leave rounding residue), so averaged L1 fits keep their exact zeros.
+  std::vector<unsigned char> l1_nz;
 
   // Zero state for a weight vector of `dim` entries (w = 0, nothing averaged).
   void allocate(int dim) {
     v.assign(dim, 0.0);
+    l1_q.assign(dim, 0.0);
     U.assign(dim, 0.0);
     S.assign(dim, 0.0);
   }
   void reset_average() {
+    for (std::size_t j = 0; j < l1_nz.size(); ++j) l1_nz[j] = v[j] != 0.0;
     std::fill(U.begin(), U.end(), 0.0);
     std::fill(S.begin(), S.end(), 0.0);
     c = 0.0;
@@ -389,6 +427,15 @@ struct State {
   double average_into(std::vector<double>& out) const {
     const double inv = 1.0 / static_cast<double>(count);
     for (std::size_t j = 0; j < v.size(); ++j) out[j] = (S[j] + (c * v[j] - U[j])) * inv;
+    // L1 fits: weights 0 throughout the window average to exactly 0, and so
+    // does an average within its rounding error of 0 (the lazy sum S + c v -
+    // U cancels; its error is about eps (|S| + |c v| + |U|)).
+    constexpr double kEps = std::numeric_limits<double>::epsilon();
+    for (std::size_t j = 0; j < l1_nz.size(); ++j) {
+      if (!l1_nz[j] ||
+          std::fabs(S[j] + (c * v[j] - U[j])) <= 64.0 * kEps * (std::fabs(S[j]) + std::fabs(c * v[j]) + std::fabs(U[j])))
+        out[j] = 0.0;
+    }
     return bias_sum * inv;
   }
 };
@@ -399,6 +446,33 @@ struct State {
 // accuracy, so the threshold is higher there and the running sum is folded
 // into S first (c = 0, U = 0 afterwards): the loss is then at most a factor
 // 1e3 (plus the steps since the last fold), instead of up to 1e9.
+// Cumulative L1 penalty on weight j of w = a v (Tsuruoka et al. 2009,
+// scikit-learn's l1penalty): clip w_j towards 0 by what it is owed, never
+// across 0; the change is mirrored into the averaging correction U.
+inline void l1_apply(int j, double a, double u, double* v, double* q, double* U, double c,
+                     bool averaging, unsigned char* nz) {
+  const double z = a * v[j];
+  // u and q[j] are long running sums whose rounding error grows with u; a
+  // clipped weight within that error of 0 is 0 (otherwise such weights stay
+  // at 1e-17 and averaging turns them into residue instead of zeros).
+  const double tiny = 64.0 * std::numeric_limits<double>::epsilon() * u;
+  double w_new = z;
+  if (z > 0.0) {
+    w_new = z - (u + q[j]);
+    if (w_new <= tiny) w_new = 0.0;
+  } else if (z < 0.0) {
+    w_new = z + (u - q[j]);
+    if (w_new >= -tiny) w_new = 0.0;
+  }
+  q[j] += w_new - z;
+  if (w_new != z) {
+    const double dv = (w_new - z) / a;
+    v[j] = w_new == 0.0 ? 0.0 : v[j] + dv;
+    if (averaging && c != 0.0) U[j] += c * dv;
+  }
+  if (nz != nullptr && w_new != 0.0) nz[j] = 1;
+}
+
 constexpr double kRenormThreshold = 1e-9;  // scikit-learn's float64 wscale threshold
 constexpr double kRenormThresholdAveraging = 1e-3;
 
@@ -481,11 +555,13 @@ struct PendingShuffle {
 // per step. The learner state lives in locals for the pass (written back at
 // the end), so that the loop-carried scalars stay in registers instead of
 // being stored and reloaded around every write to v.
+// `y` holds the +-1 labels of this model (the data's own for a binary fit,
+// one class against the rest for one-vs-rest), `wt` the row weights or null.
 template <bool Sparse, SgdLossType L>
 void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
                    const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates,
-                   PendingShuffle* pending) {
-  const double* const y = rows.data.y;
+                   PendingShuffle* pending, const double* NL_RESTRICT y,
+                   const double* NL_RESTRICT wt) {
   const int d = rows.d;
   const int dim = static_cast<int>(st.v.size());
   const bool bias_feature = opt.bias == SgdBias::Feature;
@@ -495,6 +571,11 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
   const double lambda = opt.lambda;
   const double eta_const = opt.eta;
   const double bias_step = opt.bias_step;
+  const double lambda_l1 = opt.lambda_l1;
+  const bool l1 = lambda_l1 > 0.0;
+  double l1_u = st.l1_u;
+  double* NL_RESTRICT l1_q = l1 ? st.l1_q.data() : nullptr;
+  unsigned char* l1_nz = st.l1_nz.empty() ? nullptr : st.l1_nz.data();
   const DerivOf<L> deriv(opt.loss);
   double* NL_RESTRICT v = st.v.data();
   double* NL_RESTRICT U = st.U.data();
@@ -553,7 +634,10 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
       vx = 0.0;
       inv_a = 1.0;
     }
-    const double m = (yi * -eta) * inv_a;
+    // Row weights scale the loss term (and so the step); without weights
+    // the multiplier is formed exactly as before.
+    const double wi = wt != nullptr ? wt[i] : 1.0;
+    const double m = wt != nullptr ? ((yi * -eta) * wi) * inv_a : (yi * -eta) * inv_a;
 
     // Loss step: w <- w - eta r'(z) y x, i.e. v <- v + coef * x with
     // coef = m r'(z) (DerivOf::step). A coefficient that underflows to 0
@@ -565,11 +649,11 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
       // 1e-3 in the final weights, so its fits stay bitwise as they were.
       const double g = deriv(z);
       if (g != 0.0) {
-        const double coef = (yi * -eta) * g * inv_a;
+        const double coef = wt != nullptr ? ((yi * -eta) * wi) * g * inv_a : (yi * -eta) * g * inv_a;
         rows.axpy(i, coef, v);
         if (bias_feature) v[d] += coef;
         vnorm2 += 2.0 * coef * vx + coef * coef * xnorm2[i];
-        if (bias_separate) b -= bias_step * eta * g * yi;
+        if (bias_separate) b -= bias_step * eta * g * yi * wi;
       }
     } else {
       const auto st1 = deriv.step(z, w, m);
@@ -585,7 +669,11 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
         }
         if (bias_feature) v[d] += st1.v;
       }
-      if (bias_separate && st1.g != 0.0) b -= bias_step * eta * st1.g * yi;
+      if (bias_separate && st1.g != 0.0) b -= bias_step * eta * st1.g * yi * wi;
+    }
+    if (l1) {
+      l1_u += eta * lambda_l1;
+      rows.for_each_nonzero(i, [&](int j) { l1_apply(j, a, l1_u, v, l1_q, U, c, averaging, l1_nz); });
     }
     if (pegasos) {
       // Projection onto the ball of radius 1/sqrt(lambda).
@@ -621,6 +709,7 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
   st.a = a;
   st.b = b;
   st.c = c;
+  st.l1_u = l1_u;
   st.bias_sum = bias_sum;
   st.vnorm2 = vnorm2;
   st.t = t;
@@ -631,18 +720,18 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
 template <bool Sparse>
 void run_pass(const Rows<Sparse>& rows, const int* order, int count, const SgdOptions& opt,
               const std::vector<double>& xnorm2, State& st, std::vector<double>* iterates,
-              PendingShuffle* pending = nullptr) {
+              PendingShuffle* pending, const double* y, const double* wt) {
   switch (opt.loss.type) {
     case SgdLossType::Hinge:
-      return run_pass_loss<Sparse, SgdLossType::Hinge>(rows, order, count, opt, xnorm2, st, iterates, pending);
+      return run_pass_loss<Sparse, SgdLossType::Hinge>(rows, order, count, opt, xnorm2, st, iterates, pending, y, wt);
     case SgdLossType::Logistic:
-      return run_pass_loss<Sparse, SgdLossType::Logistic>(rows, order, count, opt, xnorm2, st, iterates, pending);
+      return run_pass_loss<Sparse, SgdLossType::Logistic>(rows, order, count, opt, xnorm2, st, iterates, pending, y, wt);
     case SgdLossType::Ramp:
-      return run_pass_loss<Sparse, SgdLossType::Ramp>(rows, order, count, opt, xnorm2, st, iterates, pending);
+      return run_pass_loss<Sparse, SgdLossType::Ramp>(rows, order, count, opt, xnorm2, st, iterates, pending, y, wt);
     case SgdLossType::SmoothRamp:
-      return run_pass_loss<Sparse, SgdLossType::SmoothRamp>(rows, order, count, opt, xnorm2, st, iterates, pending);
+      return run_pass_loss<Sparse, SgdLossType::SmoothRamp>(rows, order, count, opt, xnorm2, st, iterates, pending, y, wt);
     case SgdLossType::Gompertz:
-      return run_pass_loss<Sparse, SgdLossType::Gompertz>(rows, order, count, opt, xnorm2, st, iterates, pending);
+      return run_pass_loss<Sparse, SgdLossType::Gompertz>(rows, order, count, opt, xnorm2, st, iterates, pending, y, wt);
   }
 }
 
@@ -658,7 +747,7 @@ SgdEval evaluate_impl(const SgdData& data, const double* w, double wbias_feature
   for (int i = 0; i < data.n; ++i) {
     const double f = scale * (rows.dot(i, w) + wbias_feature) + b;
     const double z = data.y[i] * f;
-    if (with_loss) loss_sum += loss.value(z);
+    if (with_loss) loss_sum += data.weight != nullptr ? data.weight[i] * loss.value(z) : loss.value(z);
     if (z <= 0.0) ++wrong;
   }
   SgdEval ev;
@@ -676,6 +765,11 @@ SgdEval evaluate_state(const SgdData& data, const std::vector<double>& v, double
   double norm2 = 0.0;
   for (double vj : v) norm2 += vj * vj;  // includes the bias feature when present
   ev.objective += 0.5 * opt.lambda * a * a * norm2;
+  if (opt.lambda_l1 > 0.0) {
+    double norm1 = 0.0;
+    for (int j = 0; j < d; ++j) norm1 += std::fabs(v[j]);
+    ev.objective += opt.lambda_l1 * std::fabs(a) * norm1;
+  }
   return ev;
 }
 
@@ -696,28 +790,190 @@ bool all_finite(const std::vector<double>& v) {
   throw std::runtime_error(msg.str());
 }
 
+// A model as the evaluation reads it: f(x) = a (v.x + v_bias) + b.
+struct ModelView {
+  const std::vector<double>* v = nullptr;
+  double a = 1.0;
+  double b = 0.0;
+};
+
+// Objective and error of the K models of a multiclass fit. One-vs-rest: the
+// sum over models of the binary objectives (each model's own +-1 labels);
+// multinomial: mean cross-entropy of the softmax. Both add lambda/2 times
+// the sum of the squared norms. The error is that of the argmax rule.
+// `decision`, if non-null, receives f_k(x_i) (n x K, column-major).
 template <bool Sparse>
-SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOptions& opt,
+SgdEval evaluate_multi(const SgdData& data, const std::vector<ModelView>& models,
+                       const SgdOptions& opt, bool with_loss, std::vector<double>* decision) {
+  Rows<Sparse> rows(data);
+  const int K = static_cast<int>(models.size());
+  const int d = data.d;
+  const int n = data.n;
+  const bool bias_feature = opt.bias == SgdBias::Feature;
+  std::vector<double> f(K);
+  double loss_sum = 0.0;
+  long long wrong = 0;
+  for (int i = 0; i < n; ++i) {
+    int best = 0;
+    for (int k = 0; k < K; ++k) {
+      const std::vector<double>& v = *models[k].v;
+      f[k] = models[k].a * (rows.dot(i, v.data()) + (bias_feature ? v[d] : 0.0)) + models[k].b;
+      if (f[k] > f[best]) best = k;
+      if (decision != nullptr) (*decision)[static_cast<std::size_t>(k) * n + i] = f[k];
+    }
+    const int yi = data.label[i];
+    if (best != yi) ++wrong;
+    if (!with_loss) continue;
+    double li = 0.0;
+    if (opt.multinomial) {
+      double sum = 0.0;
+      for (int k = 0; k < K; ++k) sum += std::exp(f[k] - f[best]);
+      li = f[best] + std::log(sum) - f[yi];
+    } else {
+      for (int k = 0; k < K; ++k) li += opt.loss.value(k == yi ? f[k] : -f[k]);
+    }
+    loss_sum += data.weight != nullptr ? data.weight[i] * li : li;
+  }
+  SgdEval ev;
+  ev.objective = loss_sum / n;
+  ev.error = static_cast<double>(wrong) / n;
+  double norm2 = 0.0;
+  double norm1 = 0.0;
+  for (const ModelView& m : models) {
+    double s2 = 0.0;
+    for (double vj : *m.v) s2 += vj * vj;
+    norm2 += m.a * m.a * s2;
+    for (int j = 0; j < d; ++j) norm1 += std::fabs(m.a * (*m.v)[j]);
+  }
+  ev.objective += 0.5 * opt.lambda * norm2 + opt.lambda_l1 * norm1;
+  return ev;
+}
+
+// One pass of multinomial (softmax) logistic regression: for row i with
+// class y_i, model k moves by -eta w_i (p_k(x_i) - [k = y_i]) x_i after its
+// L2 shrink. Each model keeps its own lazy scale and average (State), with
+// the same bookkeeping as run_pass_loss; not tuned like it.
+template <bool Sparse>
+void run_pass_multinomial(const Rows<Sparse>& rows, const int* order, int count,
+                          const SgdOptions& opt, std::vector<State>& states, const int* label,
+                          const double* wt, PendingShuffle* pending, std::vector<double>& f) {
+  const int K = static_cast<int>(states.size());
+  const int d = rows.d;
+  const int dim = static_cast<int>(states[0].v.size());
+  const bool bias_feature = opt.bias == SgdBias::Feature;
+  const bool bias_separate = opt.bias == SgdBias::Separate;
+  constexpr int kAhead = 8;
+  for (int q = 0; q < count; ++q) {
+    const int i = order[q];
+    if (q + kAhead < count) rows.prefetch(order[q + kAhead]);
+    const double wi = wt != nullptr ? wt[i] : 1.0;
+    double fmax = -std::numeric_limits<double>::infinity();
+    for (int k = 0; k < K; ++k) {
+      const State& st = states[k];
+      double vx = rows.dot(i, st.v.data());
+      if (bias_feature) vx += st.v[d];
+      f[k] = st.a * vx + st.b;
+      fmax = std::max(fmax, f[k]);
+    }
+    double sum = 0.0;
+    for (int k = 0; k < K; ++k) {
+      f[k] = std::exp(f[k] - fmax);
+      sum += f[k];
+    }
+    for (int k = 0; k < K; ++k) {
+      State& st = states[k];
+      ++st.t;
+      const double eta = step_size(opt, st.t);
+      const double g = f[k] / sum - (label[i] == k ? 1.0 : 0.0);
+      st.a *= 1.0 - eta * opt.lambda;  // > 0: eta lambda < 1 is checked
+      const double coef = -eta * wi * g / st.a;
+      if (coef != 0.0) {
+        if (st.averaging && st.c != 0.0) {
+          const double cu = st.c * coef;
+          rows.axpy2(i, coef, st.v.data(), cu, st.U.data());
+          if (bias_feature) st.U[d] += cu;
+        } else {
+          rows.axpy(i, coef, st.v.data());
+        }
+        if (bias_feature) st.v[d] += coef;
+      }
+      if (bias_separate) st.b -= opt.bias_step * eta * wi * g;
+      if (opt.lambda_l1 > 0.0) {
+        st.l1_u += eta * opt.lambda_l1;
+        rows.for_each_nonzero(i, [&](int j) {
+          l1_apply(j, st.a, st.l1_u, st.v.data(), st.l1_q.data(), st.U.data(), st.c, st.averaging,
+                   st.l1_nz.empty() ? nullptr : st.l1_nz.data());
+        });
+      }
+      if (st.averaging) {
+        st.c += st.a;
+        st.bias_sum += st.b;
+        ++st.count;
+      }
+      if (std::fabs(st.a) < (st.averaging ? kRenormThresholdAveraging : kRenormThreshold)) {
+        if (st.averaging) {
+          for (int j = 0; j < dim; ++j) {
+            st.S[j] += st.c * st.v[j] - st.U[j];
+            st.U[j] = 0.0;
+          }
+          st.c = 0.0;
+        }
+        for (int j = 0; j < dim; ++j) st.v[j] *= st.a;
+        st.a = 1.0;
+        ++st.renorms;
+      }
+    }
+    if (pending != nullptr) pending->step();
+  }
+}
+
+template <bool Sparse>
+SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOptions& opt_in,
                      Monitor& monitor) {
+  SgdOptions opt = opt_in;  // the step guard may halve eta
   const int n = train.n;
   const int d = train.d;
   const int dim = d + (opt.bias == SgdBias::Feature ? 1 : 0);
+  const bool multi = train.multiclass();
+  const int K = multi ? train.n_classes : 1;
   Rows<Sparse> rows(train);
   std::mt19937_64 rng(opt.seed);
 
-  // Everything the epoch loop touches is allocated here.
-  State st;
-  st.allocate(dim);
-  if (!opt.w_init.empty()) {
-    if (static_cast<int>(opt.w_init.size()) != dim)
-      throw std::invalid_argument("the starting weights must have one entry per feature (and bias feature)");
-    std::copy(opt.w_init.begin(), opt.w_init.end(), st.v.begin());
-    if (opt.bias == SgdBias::Separate) st.b = opt.b_init;
+  // One-vs-rest labels: block k is +1 for class k and -1 for the rest.
+  std::vector<double> y_ovr;
+  if (multi && !opt.multinomial) {
+    y_ovr.resize(static_cast<std::size_t>(K) * n);
+    for (int k = 0; k < K; ++k)
+      for (int i = 0; i < n; ++i)
+        y_ovr[static_cast<std::size_t>(k) * n + i] = train.label[i] == k ? 1.0 : -1.0;
   }
-  std::vector<double> avg(dim, 0.0);
+  auto labels_of = [&](int k) -> const double* {
+    return multi ? y_ovr.data() + static_cast<std::size_t>(k) * n : train.y;
+  };
+
+  // Everything the epoch loop touches is allocated here.
+  std::vector<State> st(K);
+  for (State& s : st) {
+    s.allocate(dim);
+    if (opt.lambda_l1 > 0.0 && (opt.average || opt.method == SgdMethod::Asgd)) s.l1_nz.assign(d, 0);
+  }
+  if (!opt.w_init.empty()) {
+    if (opt.w_init.size() != static_cast<std::size_t>(dim) * K)
+      throw std::invalid_argument("the starting weights must have one entry per feature (and bias feature) and model");
+    for (int k = 0; k < K; ++k)
+      std::copy(opt.w_init.begin() + static_cast<std::ptrdiff_t>(k) * dim,
+                opt.w_init.begin() + static_cast<std::ptrdiff_t>(k + 1) * dim, st[k].v.begin());
+  }
+  if (opt.bias == SgdBias::Separate && !opt.b_init.empty()) {
+    if (static_cast<int>(opt.b_init.size()) != K)
+      throw std::invalid_argument("the starting biases must have one entry per model");
+    for (int k = 0; k < K; ++k) st[k].b = opt.b_init[k];
+  }
+  for (State& s : st) s.t = opt.t_init;
+  std::vector<std::vector<double>> avg(K, std::vector<double>(dim, 0.0));
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
-  std::vector<int> perm_next(opt.epochs > 1 ? n : 0);
+  std::vector<int> perm_next(n);
   PendingShuffle pending;
   std::vector<double> xnorm2;
   if (opt.method == SgdMethod::Pegasos) {
@@ -727,7 +983,9 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
   }
   std::vector<double>* iterates = nullptr;
   SgdResult res;
+  res.n_models = K;
   if (opt.record_iterates) {
+    if (multi) throw std::invalid_argument("record_iterates is for binary fits only");
     res.iterates.reserve(static_cast<std::size_t>(dim + 2) * n * opt.epochs);
     iterates = &res.iterates;
   }
@@ -737,102 +995,246 @@ SgdResult train_impl(const SgdData& train, const SgdData* valid, const SgdOption
 
   const bool option_b = opt.method == SgdMethod::Sgd && opt.average;
   const bool asgd = opt.method == SgdMethod::Asgd;
+  const bool guard_on = opt.evaluate && opt.guard > 0.0 && std::isfinite(opt.guard) &&
+                        opt.method != SgdMethod::Pegasos;
   double seconds = 0.0, eval_seconds = 0.0;
   std::clock_t cpu_ticks = 0, eval_ticks = 0;
+  std::vector<double> scratch(K);
+  std::vector<ModelView> models(K);
+  auto evaluate_models = [&](const SgdData& data, bool with_loss) {
+    if (!multi) return evaluate_state(data, *models[0].v, models[0].a, models[0].b, opt, with_loss);
+    return data.sparse() ? evaluate_multi<true>(data, models, opt, with_loss, nullptr)
+                         : evaluate_multi<false>(data, models, opt, with_loss, nullptr);
+  };
 
-  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+  // Objective at the starting point: the reference of the first epoch (for
+  // the convergence test and the step guard).
+  double obj_prev = std::numeric_limits<double>::quiet_NaN();
+  if (opt.evaluate) {
+    const auto te = std::chrono::steady_clock::now();
+    const std::clock_t ce = std::clock();
+    for (int k = 0; k < K; ++k) models[k] = ModelView{&st[k].v, st[k].a, st[k].b};
+    obj_prev = evaluate_models(train, true).objective;
+    res.objective_start = obj_prev;
+    eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
+    eval_ticks += std::clock() - ce;
+  }
+
+  std::vector<State> saved;
+  std::size_t saved_iterates = 0;
+  bool first_pass = true;
+  // Early stopping: the best model so far in its final form (weights d x K,
+  // biases K).
+  const bool early_stop = opt.early_stop_patience > 0 && valid != nullptr && opt.evaluate;
+  std::vector<double> best_weights, best_biases;
+  double best_error = std::numeric_limits<double>::infinity();
+  int since_best = 0;
+  auto snapshot = [&](std::vector<double>& w_out, std::vector<double>& b_out) {
+    w_out.assign(static_cast<std::size_t>(d) * K, 0.0);
+    b_out.assign(K, 0.0);
+    for (int k = 0; k < K; ++k) {
+      const std::vector<double>& v = *models[k].v;
+      for (int j = 0; j < d; ++j) w_out[static_cast<std::size_t>(k) * d + j] = models[k].a * v[j];
+      b_out[k] = models[k].b + (opt.bias == SgdBias::Feature ? models[k].a * v[d] : 0.0);
+    }
+  };
+  int epoch = 1;
+  while (epoch <= opt.epochs) {
     monitor.check();
     const auto t0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
-    // Epoch 1 shuffles up front; later epochs' orders were drawn during the
-    // previous pass (PendingShuffle), with the same draws in the same order.
-    if (epoch == 1) {
+    if (guard_on) {
+      saved = st;
+      saved_iterates = res.iterates.size();
+    }
+    // The first pass shuffles up front; later passes' orders were drawn
+    // during the previous pass (PendingShuffle), with the same draws in the
+    // same order.
+    if (!opt.shuffle) {
+      // stored order every epoch
+    } else if (first_pass) {
       shuffle(perm, rng);
+      first_pass = false;
     } else {
       pending.finish();
       perm.swap(perm_next);
     }
-    if (opt.method == SgdMethod::Pegasos) {
-      // Recompute ||v||^2 once per epoch so rounding in its running update cannot drift.
-      st.vnorm2 = 0.0;
-      for (double vj : st.v) st.vnorm2 += vj * vj;
+    for (State& s : st) {
+      if (opt.method == SgdMethod::Pegasos) {
+        // Recompute ||v||^2 once per epoch so rounding in its running update cannot drift.
+        s.vnorm2 = 0.0;
+        for (double vj : s.v) s.vnorm2 += vj * vj;
+      }
+      if (option_b || (asgd && epoch == opt.asgd_start_epochs + 1)) {
+        s.averaging = true;
+        s.reset_average();
+      }
     }
-    if (option_b) {
-      st.averaging = true;
-      st.reset_average();
+    if (opt.shuffle) pending.start(perm_next, perm, rng);
+    PendingShuffle* pend = opt.shuffle ? &pending : nullptr;
+    if (!multi) {
+      run_pass<Sparse>(rows, perm.data(), n, opt, xnorm2, st[0], iterates, pend, train.y,
+                       train.weight);
+    } else if (opt.multinomial) {
+      run_pass_multinomial<Sparse>(rows, perm.data(), n, opt, st, train.label, train.weight,
+                                   pend, scratch);
+    } else {
+      // One-vs-rest in one shared pass: every row updates the K models in
+      // turn, each exactly as a binary pass would (run_pass over one row).
+      constexpr int kAhead = 8;
+      for (int q = 0; q < n; ++q) {
+        if (q + kAhead < n) rows.prefetch(perm[q + kAhead]);
+        for (int k = 0; k < K; ++k)
+          run_pass<Sparse>(rows, perm.data() + q, 1, opt, xnorm2, st[k], nullptr,
+                           k == 0 ? pend : nullptr, labels_of(k), train.weight);
+      }
     }
-    if (asgd && epoch == opt.asgd_start_epochs + 1) {
-      st.averaging = true;
-      st.reset_average();
-    }
-    if (epoch < opt.epochs) pending.start(perm_next, perm, rng);
-    run_pass<Sparse>(rows, perm.data(), n, opt, xnorm2, st, iterates,
-                     epoch < opt.epochs ? &pending : nullptr);
 
+    // Every weight gets its outstanding L1 penalty at the end of the pass
+    // (weights of rows not visited lately have not been clipped yet).
+    if (opt.lambda_l1 > 0.0) {
+      for (State& s : st)
+        for (int j = 0; j < d; ++j)
+          l1_apply(j, s.a, s.l1_u, s.v.data(), s.l1_q.data(), s.U.data(), s.c, s.averaging,
+                   s.l1_nz.empty() ? nullptr : s.l1_nz.data());
+    }
     // The model reported for this epoch: last iterate (option A, Pegasos),
     // epoch average (option B, which also restarts the next epoch from it),
     // running average (ASGD).
-    const std::vector<double>* model = &st.v;
-    double model_a = st.a, model_b = st.b;
-    if (option_b) {
-      st.b = st.average_into(avg);
-      st.v.swap(avg);
-      st.a = 1.0;
-      st.averaging = false;
-      model = &st.v;
-      model_a = 1.0;
-      model_b = st.b;
-    } else if (asgd && st.averaging && st.count > 0) {
-      model_b = st.average_into(avg);
-      model = &avg;
-      model_a = 1.0;
+    bool finite = true;
+    for (int k = 0; k < K; ++k) {
+      State& s = st[k];
+      models[k] = ModelView{&s.v, s.a, s.b};
+      if (option_b) {
+        s.b = s.average_into(avg[k]);
+        s.v.swap(avg[k]);
+        s.a = 1.0;
+        s.averaging = false;
+        if (opt.lambda_l1 > 0.0) {
+          // One proximal L1 step on the epoch average (soft threshold by
+          // eta lambda_l1): a weight the iterates held at 0 for most of the
+          // epoch averages to a small value that would otherwise only decay
+          // geometrically over the epochs, never reaching 0.
+          const double thr = opt.eta * opt.lambda_l1;
+          for (int j = 0; j < d; ++j) {
+            const double w = s.v[j];
+            s.v[j] = w > thr ? w - thr : (w < -thr ? w + thr : 0.0);
+          }
+        }
+        models[k] = ModelView{&s.v, 1.0, s.b};
+      } else if (asgd && s.averaging && s.count > 0) {
+        const double bb = s.average_into(avg[k]);
+        models[k] = ModelView{&avg[k], 1.0, bb};
+      }
+      finite = finite && std::isfinite(s.a) && std::isfinite(s.b) && all_finite(s.v) &&
+               std::isfinite(models[k].b) && all_finite(*models[k].v);
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     cpu_ticks += std::clock() - c0;
 
-    if (!std::isfinite(st.a) || !std::isfinite(st.b) || !all_finite(st.v) ||
-        !std::isfinite(model_b) || !all_finite(*model)) {
-      throw_diverged(opt, epoch);
+    const bool can_undo = guard_on && static_cast<int>(res.shrinks.size()) < opt.guard_max_shrinks;
+    if (!finite && !can_undo) throw_diverged(opt, epoch);
+    if (!opt.evaluate) {
+      res.epochs_run = epoch;
+      ++epoch;
+      continue;
     }
-    res.epochs_run = epoch;
-    if (!opt.evaluate) continue;
     const auto te = std::chrono::steady_clock::now();
     const std::clock_t ce = std::clock();
-    const SgdEval ev = evaluate_state(train, *model, model_a, model_b, opt);
-    if (!std::isfinite(ev.objective)) throw_diverged(opt, epoch);
+    SgdEval ev;
+    ev.objective = std::numeric_limits<double>::infinity();
+    if (finite) ev = evaluate_models(train, true);
+    eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
+    eval_ticks += std::clock() - ce;
+    if (!std::isfinite(ev.objective) && !can_undo) throw_diverged(opt, epoch);
+    // Step guard: a much worse objective than at the end of the last epoch
+    // means the constant step overshot; undo the epoch and halve the step.
+    if (can_undo && (!std::isfinite(ev.objective) ||
+                     ev.objective > obj_prev + opt.guard * std::max(std::fabs(obj_prev), 1e-12))) {
+      SgdShrink sh;
+      sh.epoch = epoch;
+      sh.eta_from = opt.eta;
+      sh.eta_to = opt.eta * 0.5;
+      sh.objective_rejected = ev.objective;
+      sh.objective_before = obj_prev;
+      res.shrinks.push_back(sh);
+      st = saved;
+      if (iterates != nullptr) iterates->resize(saved_iterates);
+      opt.eta *= 0.5;
+      continue;
+    }
     res.objective.push_back(ev.objective);
     res.train_error.push_back(ev.error);
     if (valid != nullptr) {
-      res.valid_error.push_back(evaluate_state(*valid, *model, model_a, model_b, opt, false).error);
+      const auto tv = std::chrono::steady_clock::now();
+      const std::clock_t cv = std::clock();
+      res.valid_error.push_back(evaluate_models(*valid, false).error);
+      eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tv).count();
+      eval_ticks += std::clock() - cv;
     }
-    eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
-    eval_ticks += std::clock() - ce;
+    obj_prev = ev.objective;
+    res.epochs_run = epoch;
     monitor.progress(epoch, opt.epochs);
+    ++epoch;
+    if (early_stop) {
+      const double err = res.valid_error.back();
+      if (err < best_error) {
+        best_error = err;
+        res.best_epoch = epoch - 1;
+        since_best = 0;
+        snapshot(best_weights, best_biases);
+      } else if (++since_best >= opt.early_stop_patience) {
+        res.stopped_early = epoch <= opt.epochs;
+        break;
+      }
+    }
   }
 
-  // Final model.
-  const std::vector<double>* model = &st.v;
-  double model_a = st.a;
-  res.bias = st.b;
-  if (asgd && st.averaging && st.count > 0) {
-    res.bias = st.average_into(avg);
-    model = &avg;
-    model_a = 1.0;
+  // Final models.
+  res.weights.assign(static_cast<std::size_t>(d) * K, 0.0);
+  res.biases.assign(K, 0.0);
+  for (int k = 0; k < K; ++k) {
+    const std::vector<double>* model = &st[k].v;
+    double model_a = st[k].a;
+    double b = st[k].b;
+    if (asgd && st[k].averaging && st[k].count > 0) {
+      b = st[k].average_into(avg[k]);
+      model = &avg[k];
+      model_a = 1.0;
+    }
+    for (int j = 0; j < d; ++j) res.weights[static_cast<std::size_t>(k) * d + j] = model_a * (*model)[j];
+    if (opt.bias == SgdBias::Feature) b += model_a * (*model)[d];
+    res.biases[k] = b;
+    res.renormalisations += st[k].renorms;
   }
-  res.weights.assign(d, 0.0);
-  for (int j = 0; j < d; ++j) res.weights[j] = model_a * (*model)[j];
-  if (opt.bias == SgdBias::Feature) res.bias += model_a * (*model)[d];
+  if (early_stop && !best_weights.empty()) {
+    res.weights = best_weights;
+    res.biases = best_biases;
+  }
+  res.bias = res.biases[0];
+  res.eta_final = opt.eta;
+  res.t_final = st[0].t;
   if (opt.evaluate) {
     const auto te = std::chrono::steady_clock::now();
     const std::clock_t ce = std::clock();
-    res.margins = sgd_decision(train, res.weights, res.bias);
-    for (int i = 0; i < n; ++i) res.margins[i] *= train.y[i];
+    if (!multi) {
+      res.margins = sgd_decision(train, res.weights, res.bias);
+      for (int i = 0; i < n; ++i) res.margins[i] *= train.y[i];
+    } else {
+      res.decision.resize(static_cast<std::size_t>(n) * K);
+      std::vector<double> wk(d);
+      for (int k = 0; k < K; ++k) {
+        std::copy(res.weights.begin() + static_cast<std::ptrdiff_t>(k) * d,
+                  res.weights.begin() + static_cast<std::ptrdiff_t>(k + 1) * d, wk.begin());
+        const std::vector<double> fk = sgd_decision(train, wk, res.biases[k]);
+        std::copy(fk.begin(), fk.end(), res.decision.begin() + static_cast<std::ptrdiff_t>(k) * n);
+      }
+    }
     eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
     eval_ticks += std::clock() - ce;
   }
   res.seconds_evaluate = eval_seconds;
   res.cpu_seconds_evaluate = static_cast<double>(eval_ticks) / CLOCKS_PER_SEC;
-  res.renormalisations = st.renorms;
   res.seconds_train = seconds;
   res.cpu_seconds_train = static_cast<double>(cpu_ticks) / CLOCKS_PER_SEC;
   return res;
@@ -850,6 +1252,14 @@ void check_options(const SgdOptions& opt) {
       throw std::invalid_argument("eta * lambda must be < 1 (the shrink step would wipe out w)");
   }
   if (opt.epochs < 1) throw std::invalid_argument("epochs must be >= 1");
+  if (opt.multinomial && opt.loss.type != SgdLossType::Logistic)
+    throw std::invalid_argument("the multinomial model needs the logistic loss");
+  if (!(opt.lambda_l1 >= 0.0) || !std::isfinite(opt.lambda_l1))
+    throw std::invalid_argument("lambda_l1 must be finite and >= 0");
+  if (opt.lambda_l1 > 0.0 && opt.method == SgdMethod::Pegasos)
+    throw std::invalid_argument("Pegasos has no L1 penalty");
+  if (opt.multinomial && opt.method == SgdMethod::Pegasos)
+    throw std::invalid_argument("Pegasos has no multinomial form");
 }
 
 }  // namespace
@@ -860,6 +1270,9 @@ SgdResult sgd_train(const SgdData& train, const SgdData* valid, const SgdOptions
   if (valid != nullptr) {
     valid->validate();
     if (valid->d != train.d) throw std::invalid_argument("validation data have a different number of columns");
+    if (valid->multiclass() != train.multiclass() ||
+        (train.multiclass() && valid->n_classes != train.n_classes))
+      throw std::invalid_argument("validation labels are not coded like the training labels");
   }
   check_options(options);
   return train.sparse() ? train_impl<true>(train, valid, options, monitor)
@@ -918,9 +1331,11 @@ double sgd_choose_eta(const SgdData& train, const SgdOptions& options, int sampl
     State st;
     st.allocate(dim);
     if (sample.sparse()) {
-      run_pass<true>(Rows<true>(sample), order.data(), m, opt, empty, st, nullptr);
+      run_pass<true>(Rows<true>(sample), order.data(), m, opt, empty, st, nullptr, nullptr,
+                     sample.y, nullptr);
     } else {
-      run_pass<false>(Rows<false>(sample), order.data(), m, opt, empty, st, nullptr);
+      run_pass<false>(Rows<false>(sample), order.data(), m, opt, empty, st, nullptr, nullptr,
+                      sample.y, nullptr);
     }
     if (!std::isfinite(st.a) || !all_finite(st.v) || !std::isfinite(st.b))
       return std::numeric_limits<double>::infinity();

@@ -51,9 +51,16 @@ struct SgdData {
   const int* row_ptr = nullptr;  // length n + 1
   const int* col_idx = nullptr;  // length nnz, 0-based, < d
   const double* values = nullptr;
-  const double* y = nullptr;     // length n, entries -1 or +1
+  const double* y = nullptr;     // length n, entries -1 or +1 (binary fits)
+  // Multiclass fits: 0-based class of every row (< n_classes); y is then unused.
+  const int* label = nullptr;
+  int n_classes = 2;
+  // Optional per-row loss weights (>= 0, mean 1 after the R side's
+  // normalisation): row i's loss term and step are multiplied by weight[i].
+  const double* weight = nullptr;
 
   bool sparse() const { return dense == nullptr; }
+  bool multiclass() const { return label != nullptr; }
   // Validates shapes and index ranges; throws std::invalid_argument.
   void validate() const;
 };
@@ -73,22 +80,66 @@ struct SgdOptions {
   int asgd_start_epochs = 1;   // ASGD averages from the end of this epoch on
   bool record_iterates = false;  // for tests: store w after every step (small n only)
   bool evaluate = true;        // per-epoch objective/error and final margins (off in benchmarks)
-  // Starting point: empty = w = 0 (Algorithm 1). Otherwise d entries, plus the
-  // bias feature's weight when bias == Feature; b_init starts the separate bias.
+  // Multiclass (data.label set): false = one-vs-rest, one binary model per
+  // class trained in one shared pass over the rows; true = multinomial
+  // (softmax) logistic regression (logistic loss only).
+  bool multinomial = false;
+  // Step guard: an epoch whose objective exceeds the previous epoch's (or the
+  // starting point's) by more than this fraction is undone, eta is halved and
+  // the epoch is run again (at most guard_max_shrinks times per fit). 0 or
+  // infinity switches the guard off; it needs evaluate = true.
+  double guard = 0.25;
+  int guard_max_shrinks = 20;
+  // Starting point: empty = w = 0 (Algorithm 1). Otherwise (d entries, plus the
+  // bias feature's weight when bias == Feature) per model, models one after
+  // the other; b_init starts the separate biases (one per model, or empty).
   std::vector<double> w_init;
-  double b_init = 0.0;
+  std::vector<double> b_init;
   std::uint64_t seed = 1;
+  // Step counter at the start (continued training: the ASGD and Pegasos
+  // schedules go on from where the previous fit stopped).
+  long long t_init = 0;
+  // false: visit the rows in their stored order every epoch (no shuffle).
+  bool shuffle = true;
+  // Early stopping (needs validation data): stop when the validation error
+  // has not improved for this many epochs and return the model of the epoch
+  // with the lowest validation error. 0 = off.
+  int early_stop_patience = 0;
+  // L1 penalty lambda_l1 ||w||_1 added to the L2 term lambda/2 ||w||^2 (the
+  // bias is never in the L1 term). It uses the cumulative penalty of
+  // Tsuruoka, Tsujii and Ananiadou (2009), as scikit-learn's SGD does: O(nnz)
+  // per step, exact zeros; every weight gets its outstanding penalty at the
+  // end of each pass.
+  double lambda_l1 = 0.0;
+};
+
+// One undone epoch of the step guard.
+struct SgdShrink {
+  int epoch = 0;             // the epoch that was run again
+  double eta_from = 0.0;
+  double eta_to = 0.0;
+  double objective_rejected = 0.0;
+  double objective_before = 0.0;
 };
 
 struct SgdResult {
-  std::vector<double> weights;   // length d (the bias weight is separate)
-  double bias = 0.0;
+  int n_models = 1;              // 1 (binary) or the number of classes
+  std::vector<double> weights;   // d x n_models, column-major (the bias weight is separate)
+  double bias = 0.0;             // binary fits
+  std::vector<double> biases;    // one per model
+  double objective_start = 0.0;  // objective at the starting point
+  double eta_final = 0.0;        // eta after the step guard's halvings
+  std::vector<SgdShrink> shrinks;
+  std::vector<double> decision;  // multiclass: f_k(x_i), n x n_models column-major
   std::vector<double> objective; // primal objective after each epoch
   std::vector<double> train_error;
   std::vector<double> valid_error;  // empty when no validation data
-  std::vector<double> margins;   // y_i f(x_i) of the final model
+  std::vector<double> margins;   // y_i f(x_i) of the final model (binary fits)
   std::vector<double> iterates;  // (row, w_t, b_t) per step, (dim + 2) x steps, if recorded
   int epochs_run = 0;
+  long long t_final = 0;         // step counter at the end
+  int best_epoch = 0;            // early stopping: the epoch returned
+  bool stopped_early = false;
   long long renormalisations = 0;
   double seconds_train = 0.0;    // wall time of the epoch loops only
   double cpu_seconds_train = 0.0;  // process CPU time (std::clock) of the same sections

@@ -82,4 +82,12 @@ fi
 if [ $EXTRA_SANITIZE = 1 ]; then
   apt_optional valgrind
 fi
+# Optional bench step (SGD_BENCH=1): Debian's scikit-learn for the
+# SGDClassifier comparison of inst/bench/sgd/bench_multiclass.R.
+if [ "${SGD_BENCH:-0}" = 1 ] && \
+   ! dpkg-query -W -f='${Status}' python3-sklearn 2>/dev/null | grep -q "install ok installed"; then
+  echo "install-deps: apt-get install python3-sklearn (SGD_BENCH=1)"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-sklearn \
+    || { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-sklearn; }
+fi
 echo "install-deps: all dependencies present"

@@ -342,10 +342,16 @@ test_that("bad input gives classed errors", {
   xs <- Matrix::Matrix(x, sparse = TRUE); xs@x[2] <- NaN
   expect_error(sgd_robust(xs, y), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, rep(1, 50)), class = "noisylabels_error_input", regexp = "single class")
-  expect_error(sgd_robust(x, factor(rep(c("a", "b", "c"), length.out = 50))),
-               class = "noisylabels_error_input", regexp = "one-vs-rest")
-  expect_error(sgd_robust(x, rep(1:3, length.out = 50)), class = "noisylabels_error_input",
-               regexp = "one-vs-rest")
+  # three classes are fitted one-vs-rest now; a 3-class validation set of a
+  # binary fit, or classes the fit does not know, are classed errors
+  expect_error(sgd_robust(x, y, x_valid = x[1:3, ], y_valid = c(1, -1, 2)),
+               class = "noisylabels_error_input")
+  y3 <- factor(rep(c("a", "b", "c"), length.out = 50))
+  expect_error(suppressWarnings(sgd_robust(x, y3, x_valid = x[1:2, ], y_valid = c("a", "z"))),
+               class = "noisylabels_error_unknown_class")
+  expect_error(sgd_robust(x, y3, loss = "hinge", multiclass = "multinomial"),
+               class = "noisylabels_error_input", regexp = "logistic")
+  expect_error(sgd_robust(x, y, step_guard = -1), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y[-1]), class = "noisylabels_error_input", regexp = "length")
   expect_error(sgd_robust(x, y, lambda = -1), class = "noisylabels_error_input", regexp = "lambda")
   expect_error(sgd_robust(x, y, eta = 0), class = "noisylabels_error_input", regexp = "eta")
@@ -462,4 +468,498 @@ test_that("autoplot() of cv_sgd_robust() draws one CV curve per s with the choic
   best <- cv$results$mean_error[cv$results$lambda == cv$best$lambda & cv$results$s == cv$best$s]
   expect_equal(b$data[[4]]$y, best)
   expect_s3_class(ggplot2::autoplot(cv, which = "fit"), "ggplot")
+})
+
+# ---- Robust defaults (issue 23) -------------------------------------------
+
+test_that("epochs = 1 measures convergence against the starting point, never 'changed by NA'", {
+  dat <- sgd_toy(n = 80, d = 2, flip = 0.1)
+  msgs <- character()
+  withCallingHandlers(
+    sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, eta = 0.1, epochs = 1, seed = 1),
+    warning = function(w) {
+      msgs <<- c(msgs, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  expect_false(any(grepl("NA", msgs)))
+  # from a converged fit, one more epoch changes the objective little: no warning at all
+  start <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, eta = 0.01,
+                                       epochs = 50, seed = 1))
+  fit <- expect_no_warning(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, eta = 0.01,
+                                      epochs = 1, init = start, seed = 2))
+  expect_true(fit$converged)
+  expect_true(is.finite(fit$rel_change))
+  expect_equal(fit$rel_change, abs(fit$trace$objective[1] - fit$objective_start) /
+                 max(1, fit$trace$objective[1]))
+})
+
+test_that("the step guard undoes an epoch that ends much worse and halves the step", {
+  dat <- sgd_toy(n = 200, d = 3, flip = 0.1)
+  args <- list(dat$x * 10, dat$y, loss = "logistic", lambda = 1e-3, eta = 10, epochs = 8,
+               option = "A", seed = 2)
+  off <- suppressWarnings(do.call(sgd_robust, c(args, step_guard = 0)))
+  expect_gt(max(diff(off$trace$objective) / off$trace$objective[-8]), 0.25)
+  expect_message(on <- suppressWarnings(do.call(sgd_robust, args)),
+                 class = "noisylabels_message_step_guard")
+  sh <- on$step_shrinks
+  expect_gt(nrow(sh), 0)
+  expect_equal(sh$eta_to, sh$eta_from / 2)
+  expect_equal(on$eta, 10 / 2^nrow(sh))
+  expect_equal(on$eta_initial, 10)
+  expect_true(all(sh$objective_rejected > 1.25 * sh$objective_before))
+  obj <- c(on$objective_start, on$trace$objective)
+  expect_true(all(obj[-1] <= 1.25 * obj[-length(obj)] + 1e-12))
+  expect_lt(on$trace$objective[8], off$trace$objective[8] / 10)
+})
+
+test_that("the smooth ramp does not collapse to a constant classifier on ijcnn1", {
+  path <- shared_data_path("ijcnn1", "ijcnn1.trn.bz2")
+  skip_if(is.null(path), "shared data (ijcnn1) not available")
+  skip_on_cran()
+  d <- read_libsvm(path, n_features = 22)
+  x <- as.matrix(d$x)
+  set.seed(2016)
+  te <- sort(sample(nrow(x), round(nrow(x) / 5)))
+  mn <- apply(x[-te, ], 2, min); rg <- apply(x[-te, ], 2, max) - mn; rg[rg == 0] <- 1
+  xtr <- sweep(sweep(x[-te, ], 2, mn), 2, rg, "/")
+  xte <- pmin(pmax(sweep(sweep(x[te, ], 2, mn), 2, rg, "/"), 0), 1)
+  constant <- min(mean(d$y[te] == 1), mean(d$y[te] == -1))
+  for (seed in 1:3) {
+    fit <- suppressMessages(suppressWarnings(
+      sgd_robust(xtr, d$y[-te], loss = "smooth_ramp", seed = seed)))
+    err <- mean(predict(fit, xte) != d$y[te])
+    expect_lt(err, constant - 0.01)
+    expect_equal(fit$warm_start, "hinge")
+  }
+})
+
+# ---- Multiclass ---------------------------------------------------------------
+
+sgd_toy3 <- function(n = 300, flip = 0) {
+  set.seed(42)
+  centres <- rbind(c(0, 3), c(3, -2), c(-3, -2))
+  cls <- sample(3, n, replace = TRUE)
+  x <- centres[cls, ] + matrix(rnorm(2 * n), n, 2)
+  y <- factor(c("a", "b", "c")[cls])
+  flipped <- rep(FALSE, n)
+  if (flip > 0) {
+    k <- sample(n, round(flip * n))
+    y[k] <- factor(c("a", "b", "c")[(cls[k] %% 3) + 1], levels = c("a", "b", "c"))
+    flipped[k] <- TRUE
+  }
+  list(x = x, y = y, truth = factor(c("a", "b", "c")[cls]), flipped = flipped)
+}
+
+test_that("one-vs-rest with K = 2 equals the binary fit (every loss, dense and sparse)", {
+  dat <- sgd_toy(n = 120, d = 3, flip = 0.1)
+  yf <- factor(ifelse(dat$y > 0, "pos", "neg"))
+  for (loss in c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp")) {
+    for (option in c("A", "B")) {
+      bin <- suppressMessages(suppressWarnings(
+        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, option = option, seed = 9)))
+      ovr <- suppressMessages(suppressWarnings(
+        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, option = option, seed = 9,
+                   multiclass = "ovr")))
+      lab <- paste(loss, option)
+      expect_equal(ovr$multiclass, "ovr")
+      expect_identical(unname(ovr$weights[, "pos"]), unname(bin$weights), label = lab)
+      expect_identical(unname(ovr$weights[, "neg"]), -unname(bin$weights), label = lab)
+      expect_identical(unname(ovr$bias), c(-bin$bias, bin$bias), label = lab)
+      expect_equal(ovr$eta, bin$eta)
+      expect_identical(predict(ovr, dat$x), predict(bin, dat$x))
+      expect_equal(noise_scores(ovr), noise_scores(bin), tolerance = 1e-12)
+    }
+  }
+  xs <- Matrix::Matrix(dat$x * (abs(dat$x) > 0.5), sparse = TRUE)
+  bin <- suppressMessages(suppressWarnings(sgd_robust(xs, yf, lambda = 1e-3, seed = 4)))
+  ovr <- suppressMessages(suppressWarnings(sgd_robust(xs, yf, lambda = 1e-3, seed = 4,
+                                                      multiclass = "ovr")))
+  expect_identical(unname(ovr$weights[, 2]), unname(bin$weights))
+})
+
+test_that("multiclass fits predict classes, probabilities and flag flipped labels", {
+  dat <- sgd_toy3(n = 400, flip = 0.1)
+  for (loss in c("smooth_ramp", "gompertz", "hinge")) {
+    fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, lambda = 1e-3,
+                                                        seed = 1)))
+    expect_equal(fit$n_classes, 3L)
+    expect_equal(dim(fit$weights), c(2L, 3L))
+    expect_equal(dim(coef(fit)), c(3L, 3L))
+    pred <- predict(fit, dat$x)
+    expect_s3_class(pred, "factor")
+    expect_equal(levels(pred), c("a", "b", "c"))
+    expect_gt(mean(pred == dat$truth), 0.95)
+    expect_error(predict(fit, dat$x, type = "prob"), class = "noisylabels_error_input",
+                 regexp = "logistic")
+    iss <- label_issues(fit)
+    expect_equal(nrow(iss), 400L)
+    expect_true(all(c("margin", "margin_vs_best", "loss_weight", "label", "best_other") %in% names(iss)))
+    auc <- detection_metrics(noise_scores(fit), dat$flipped)$auc
+    expect_gt(auc, 0.9)
+    # the flagged rows are mostly the flipped ones
+    expect_gt(mean(dat$flipped[iss$row[iss$flagged]]), 0.8)
+  }
+  for (mc in c("ovr", "multinomial")) {
+    fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic",
+                                                        lambda = 1e-3, seed = 1, multiclass = mc)))
+    expect_equal(fit$multiclass, mc)
+    p <- predict(fit, dat$x, type = "prob")
+    expect_equal(dim(p), c(400L, 3L))
+    expect_equal(unname(rowSums(p)), rep(1, 400), tolerance = 1e-12)
+    expect_equal(colnames(p), c("a", "b", "c"))
+    expect_identical(as.character(predict(fit, dat$x)), colnames(p)[max.col(p, "first")])
+    expect_gt(mean(predict(fit, dat$x) == dat$truth), 0.95)
+    expect_equal(predict(fit, type = "link"), fit$decision)
+  }
+  # multinomial objective: the softmax cross-entropy of the reported model
+  fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic",
+                                                      lambda = 1e-3, seed = 1, option = "A",
+                                                      multiclass = "multinomial")))
+  f <- cbind(1, dat$x) %*% coef(fit)
+  ce <- mean(log(rowSums(exp(f))) - f[cbind(1:400, as.integer(dat$y))])
+  expect_equal(fit$trace$objective[fit$iterations], ce + 1e-3 / 2 * sum(fit$weights^2 + 0) +
+                 1e-3 / 2 * sum(fit$bias^2), tolerance = 1e-10)
+  # binary logistic also has probabilities
+  b <- suppressWarnings(sgd_robust(dat$x[dat$y != "c", ], droplevels(dat$y[dat$y != "c"]),
+                                   loss = "logistic", lambda = 1e-3, seed = 1))
+  p <- predict(b, dat$x[1:5, ], type = "prob")
+  expect_equal(p[, 2], stats::plogis(predict(b, dat$x[1:5, ], type = "link")))
+  # tidy/augment/summary/print handle the matrix of coefficients
+  td <- tidy(fit)
+  expect_equal(nrow(td), 9L)
+  expect_equal(names(td), c("class", "term", "estimate"))
+  expect_equal(nrow(augment(fit)), 400L)
+  expect_output(print(fit), "multinomial")
+  expect_output(print(summary(fit)), "Largest coefficients")
+})
+
+# ---- Weights ----------------------------------------------------------------
+
+test_that("weights of 2 equal duplicated rows: same objective, same expected step", {
+  dat <- sgd_toy(n = 40, d = 3, flip = 0.1)
+  dup <- c(3, 7, 11, 20, 33)
+  w <- rep(1, 40); w[dup] <- 2
+  xd <- rbind(dat$x, dat$x[dup, ]); yd <- c(dat$y, dat$y[dup])
+  w0 <- c(0.1, 0.3, -0.2, 0.5)
+  for (loss in c("smooth_ramp", "logistic", "gompertz")) {
+    # the objective at the starting point is that of the duplicated data
+    a <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, weights = w, init = w0,
+                                     lambda = 0.01, eta = 1e-9, epochs = 1, seed = 5))
+    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0.01,
+                                     eta = 1e-9, epochs = 1, seed = 5))
+    expect_equal(a$objective_start, b$objective_start, tolerance = 1e-14)
+    # to first order in eta an epoch moves w by eta times the summed gradient:
+    # per step the weighted and the duplicated epochs agree
+    a <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, weights = w, init = w0,
+                                     lambda = 0, eta = 1e-7, epochs = 1, option = "A",
+                                     warm_start = "none", seed = 5))
+    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0, eta = 1e-7,
+                                     epochs = 1, option = "A", warm_start = "none", seed = 5))
+    step_a <- (coef(a) - w0) / 40
+    step_b <- (coef(b) - w0) / 45
+    expect_equal(unname(step_a), unname(step_b), tolerance = 1e-5)
+    # and unweighted differs
+    u <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, init = w0, lambda = 0,
+                                     eta = 1e-7, epochs = 1, option = "A", warm_start = "none",
+                                     seed = 5))
+    expect_gt(max(abs((coef(u) - w0) / 40 - step_b)), 1e-3 * max(abs(step_b)))
+  }
+  # equal weights are no weights (bitwise)
+  f1 <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, weights = rep(3, 40), seed = 1)))
+  f2 <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, seed = 1)))
+  expect_identical(coef(f1), coef(f2))
+  expect_null(f1$case_weights)
+})
+
+test_that("class_weight = 'balanced' is the weight n / (K n_k); named vectors; bad weights", {
+  dat <- sgd_toy3(n = 300)
+  keep <- c(which(dat$y == "a"), which(dat$y != "a")[1:60])
+  x <- dat$x[keep, ]; y <- droplevels(dat$y[keep])
+  n <- length(y); nk <- table(y)
+  wb <- as.vector(n / (3 * nk[as.character(y)]))
+  f1 <- suppressMessages(suppressWarnings(sgd_robust(x, y, class_weight = "balanced", seed = 3)))
+  f2 <- suppressMessages(suppressWarnings(sgd_robust(x, y, weights = wb, seed = 3)))
+  expect_identical(coef(f1), coef(f2))
+  expect_equal(f1$class_weight, c(a = n / (3 * nk[["a"]]), b = n / (3 * nk[["b"]]),
+                                  c = n / (3 * nk[["c"]])))
+  f3 <- suppressMessages(suppressWarnings(sgd_robust(x, y, class_weight = c(b = 2), seed = 3)))
+  f4 <- suppressMessages(suppressWarnings(sgd_robust(x, y, weights = ifelse(y == "b", 2, 1),
+                                                     seed = 3)))
+  expect_identical(coef(f3), coef(f4))
+  expect_false(identical(coef(f3), coef(suppressMessages(suppressWarnings(
+    sgd_robust(x, y, seed = 3))))))
+  # binary fits take class weights by their labels too
+  yb <- sgd_toy(n = 50, d = 2)
+  fb <- suppressWarnings(sgd_robust(yb$x, yb$y, class_weight = c("1" = 3), loss = "hinge", seed = 1))
+  fw <- suppressWarnings(sgd_robust(yb$x, yb$y, weights = ifelse(yb$y > 0, 3, 1), loss = "hinge",
+                                    seed = 1))
+  expect_identical(coef(fb), coef(fw))
+  expect_error(sgd_robust(x, y, weights = c(-1, rep(1, n - 1))),
+               class = "noisylabels_error_input", regexp = "negative")
+  expect_error(sgd_robust(x, y, weights = rep(1, 3)), class = "noisylabels_error_weights")
+  expect_error(sgd_robust(x, y, weights = rep(0, n)), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, class_weight = c(z = 2)), class = "noisylabels_error_unknown_class")
+  expect_error(sgd_robust(x, y, class_weight = "even"), class = "noisylabels_error_input")
+})
+
+# ---- update() and chunked / file streaming ------------------------------------
+
+write_libsvm_test <- function(x, y, path, compress = FALSE) {
+  lines <- vapply(seq_len(nrow(x)), function(i) {
+    nz <- which(x[i, ] != 0)
+    paste(c(as.character(y[i]), if (length(nz)) paste0(nz, ":", sprintf("%.17g", x[i, nz]))),
+          collapse = " ")
+  }, "")
+  con <- if (compress) gzfile(path, "w") else file(path, "w")
+  writeLines(lines, con)
+  close(con)
+  path
+}
+
+test_that("update() on the second half after a fit on the first equals a two-chunk stream", {
+  dat <- sgd_toy(n = 120, d = 3, flip = 0.1)
+  x1 <- dat$x[1:60, ]; y1 <- dat$y[1:60]
+  x2 <- dat$x[61:120, ]; y2 <- dat$y[61:120]
+  for (cfg in list(list(loss = "smooth_ramp", method = "sgd", option = "B"),
+                   list(loss = "hinge", method = "sgd", option = "A"),
+                   list(loss = "logistic", method = "asgd", option = "B"),
+                   list(loss = "gompertz", method = "sgd", option = "B", bias = "separate"))) {
+    args <- c(cfg, list(lambda = 1e-3, epochs = 1L, seed = 17))
+    first <- suppressMessages(suppressWarnings(do.call(sgd_robust, c(list(x1, y1), args))))
+    up <- suppressMessages(update(first, x2, y2, seed = noisylabels:::sgd_chunk_seed(17, 1, 2)))
+    stream <- suppressMessages(suppressWarnings(
+      do.call(sgd_robust, c(list(dat$x, dat$y), args, list(chunk_rows = 60L)))))
+    expect_identical(coef(up), coef(stream), label = cfg$loss)
+    expect_equal(up$n_seen, 120)
+    expect_equal(nrow(up$trace), 2L)
+    expect_equal(up$margins, stream$margins[61:120], tolerance = 1e-12)
+    # and it moved: the second half changed the model
+    expect_false(isTRUE(all.equal(coef(first), coef(up))))
+  }
+})
+
+test_that("update() refuses new classes, other columns and negative weights", {
+  dat <- sgd_toy(n = 60, d = 3)
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", seed = 1))
+  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 2, 1, 1)),
+               class = "noisylabels_error_unknown_class")
+  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 2, 1, 1)), class = "noisylabels_error_input")
+  expect_error(update(fit, dat$x[1:5, 1:2], c(1, -1, 1, 1, 1)), class = "noisylabels_error_input")
+  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 1, 1, 1), weights = c(1, 1, -1, 1, 1)),
+               class = "noisylabels_error_input")
+  d3 <- sgd_toy3(n = 90)
+  f3 <- suppressWarnings(sgd_robust(d3$x, d3$y, loss = "hinge", seed = 1))
+  expect_error(update(f3, d3$x[1:3, ], c("a", "d", "b")), class = "noisylabels_error_unknown_class",
+               regexp = "d")
+  # a single-class chunk is fine
+  up <- suppressMessages(update(f3, d3$x[d3$y == "a", ], d3$y[d3$y == "a"], seed = 2))
+  expect_s3_class(up, "sgd_robust")
+  expect_equal(up$n_seen, 90 + sum(d3$y == "a"))
+})
+
+test_that("streaming a LIBSVM file gives the weights of the in-memory fit in the same order", {
+  dat <- sgd_toy(n = 150, d = 4, flip = 0.1)
+  x <- round(dat$x * (abs(dat$x) > 0.3), 6)
+  plain <- write_libsvm_test(x, dat$y, tempfile(fileext = ".svm"))
+  gz <- write_libsvm_test(x, dat$y, tempfile(fileext = ".svm.gz"), compress = TRUE)
+  on.exit(unlink(c(plain, gz)))
+  xs <- Matrix::Matrix(x, sparse = TRUE)
+  for (loss in c("smooth_ramp", "logistic")) {
+    mem <- suppressMessages(suppressWarnings(
+      sgd_robust(xs, dat$y, loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
+    for (f in c(plain, gz)) {
+      fil <- suppressMessages(suppressWarnings(
+        sgd_robust(f, loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
+      expect_identical(unname(coef(fil)), unname(coef(mem)))
+      expect_equal(fil$trace, mem$trace)
+      expect_equal(noise_scores(fil), noise_scores(mem))
+      expect_equal(fil$source, normalizePath(f))
+    }
+    # a vector of paths is read one after the other
+    half1 <- write_libsvm_test(x[1:80, ], dat$y[1:80], tempfile())
+    half2 <- write_libsvm_test(x[81:150, ], dat$y[81:150], tempfile())
+    two <- suppressMessages(suppressWarnings(
+      sgd_robust(c(half1, half2), loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
+    # chunks restart at the file boundary: 40, 40 | 40, 30 rows, as in memory
+    expect_equal(two$n, 150)
+    expect_identical(unname(coef(two)), unname(coef(mem)))
+    unlink(c(half1, half2))
+  }
+  # predict() and noise_scores() read files too
+  fit <- suppressMessages(suppressWarnings(sgd_robust(xs, dat$y, loss = "logistic", seed = 1)))
+  expect_equal(predict(fit, plain, type = "link", chunk_rows = 25),
+               predict(fit, xs, type = "link"))
+  expect_identical(predict(fit, gz), predict(fit, xs))
+  expect_equal(noise_scores(fit, newdata = plain, chunk_rows = 33), noise_scores(fit))
+  expect_equal(label_issues(fit, newdata = xs, y = dat$y), label_issues(fit))
+  # update() from a file equals update() from the matrix
+  u1 <- suppressMessages(update(fit, plain, seed = 4, chunk_rows = 50))
+  u2 <- suppressMessages(update(fit, xs, dat$y, seed = 4, chunk_rows = 50))
+  expect_identical(coef(u1), coef(u2))
+})
+
+test_that("file streaming: missing files and malformed lines are classed errors", {
+  expect_error(sgd_robust(tempfile()), class = "noisylabels_error_file")
+  expect_error(sgd_robust(tempfile()), class = "noisylabels_error_input")
+  f <- tempfile()
+  writeLines(c("+1 1:0.5 2:1", "-1 1:1", "+1 2:x", "-1 1:2"), f)
+  on.exit(unlink(f))
+  expect_error(sgd_robust(f, chunk_rows = 2), class = "noisylabels_error_libsvm", regexp = "line 3")
+  expect_error(sgd_robust(f), class = "noisylabels_error_input")
+  writeLines(c("+1 1:0.5 2:1", "-1 1:1", "+1 2:3 1:1"), f)
+  expect_error(sgd_robust(f, chunk_rows = 1), class = "noisylabels_error_libsvm", regexp = "line 3")
+  writeLines(c("+1 1:0.5 2:1", "-1 1:1"), f)
+  expect_error(sgd_robust(f, y = c(1, -1)), class = "noisylabels_error_input")
+  fit <- suppressMessages(suppressWarnings(sgd_robust(f, loss = "hinge", seed = 1)))
+  expect_error(predict(fit, tempfile()), class = "noisylabels_error_file")
+  writeLines(c("+1 1:0.5 5:1"), f)
+  expect_error(predict(fit, f), class = "noisylabels_error_input", regexp = "feature index")
+})
+
+# ---- Early stopping and penalties ---------------------------------------------
+
+test_that("early stopping holds out rows, stops on a plateau and returns the best epoch", {
+  dat <- sgd_toy(n = 300, d = 3, flip = 0.25)
+  fit <- suppressMessages(suppressWarnings(sgd_robust(
+    dat$x, dat$y, loss = "hinge", lambda = 1e-4, eta = 0.5, option = "A", epochs = 60,
+    n_iter_no_change = 3, seed = 5)))
+  es <- fit$early_stopping
+  hold <- es$validation_rows
+  expect_length(hold, 30L)
+  expect_equal(fit$n, 270L)
+  expect_equal(sort(c(hold, fit$row_index)), 1:300)
+  expect_setequal(label_issues(fit)$row, fit$row_index)
+  expect_true(es$stopped_early)
+  expect_lt(fit$iterations, 60L)
+  # it stopped n_iter_no_change epochs after the best one ...
+  expect_equal(fit$iterations, es$best_epoch + 3L)
+  ve <- fit$trace$valid_error
+  expect_equal(min(ve), ve[es$best_epoch])
+  expect_true(all(ve[(es$best_epoch + 1):fit$iterations] >= ve[es$best_epoch]))
+  # ... and returns the best epoch's model: its error on the held-out rows
+  expect_equal(mean(predict(fit, dat$x[hold, ]) != dat$y[hold]), min(ve))
+  # same seed, same split; the session's random numbers are untouched
+  set.seed(99); r1 <- runif(1)
+  set.seed(99)
+  fit2 <- suppressMessages(suppressWarnings(sgd_robust(
+    dat$x, dat$y, loss = "hinge", lambda = 1e-4, eta = 0.5, option = "A", epochs = 60,
+    n_iter_no_change = 3, seed = 5)))
+  expect_equal(runif(1), r1)
+  expect_identical(coef(fit2), coef(fit))
+  # with x_valid the given rows are the validation data
+  f3 <- suppressMessages(suppressWarnings(sgd_robust(
+    dat$x[1:200, ], dat$y[1:200], x_valid = dat$x[201:300, ], y_valid = dat$y[201:300],
+    loss = "hinge", eta = 0.5, option = "A", epochs = 60, n_iter_no_change = 2, seed = 5)))
+  expect_equal(f3$n, 200L)
+  expect_equal(mean(predict(f3, dat$x[201:300, ]) != dat$y[201:300]), min(f3$trace$valid_error))
+  expect_error(sgd_robust(dat$x, dat$y, validation_fraction = 1.5), class = "noisylabels_error_input")
+  expect_error(sgd_robust(dat$x, dat$y, n_iter_no_change = 2, chunk_rows = 50),
+               class = "noisylabels_error_input")
+})
+
+test_that("the L1 penalty gives exact zeros, O(nnz) and dense = sparse", {
+  set.seed(3)
+  n <- 400; d <- 12
+  x <- matrix(rnorm(n * d), n, d) * (matrix(runif(n * d), n, d) < 0.5)
+  y <- ifelse(2 * x[, 1] - 1.5 * x[, 2] + 0.2 * rnorm(n) > 0, 1, -1)
+  for (option in c("A", "B")) for (method in c("sgd", "asgd")) {
+    l1 <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "l1",
+                                                       lambda = 0.02, eta = 0.1, epochs = 10,
+                                                       option = option, method = method, seed = 2)))
+    l2 <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "l2",
+                                                       lambda = 0.02, eta = 0.1, epochs = 10,
+                                                       option = option, method = method, seed = 2)))
+    lab <- paste(option, method)
+    expect_gte(sum(l1$weights[3:d] == 0), 6, label = lab)
+    expect_true(all(l1$weights[1:2] != 0), label = lab)
+    expect_equal(sum(l2$weights == 0), 0, label = lab)
+    expect_gt(l1$weights[1], 0)
+    expect_lt(l1$weights[2], 0)
+  }
+  # objective = mean loss + lambda_l1 |w|_1 (option A: the reported model is the last iterate)
+  en <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "elasticnet",
+                                                     l1_ratio = 0.5, lambda = 0.02, eta = 0.1,
+                                                     epochs = 4, option = "A", seed = 2)))
+  z <- y * (x %*% en$weights + en$bias)
+  ref <- mean(log1p(exp(-z))) + 0.01 / 2 * (sum(en$weights^2) + en$bias^2) + 0.01 * sum(abs(en$weights))
+  expect_equal(en$trace$objective[4], ref, tolerance = 1e-10)
+  expect_equal(c(en$lambda_l2, en$lambda_l1), c(0.01, 0.01))
+  # dense and sparse input give the same L1 fit
+  xs <- Matrix::Matrix(x, sparse = TRUE)
+  a <- suppressMessages(suppressWarnings(sgd_robust(x, y, penalty = "l1", lambda = 0.01, seed = 4)))
+  b <- suppressMessages(suppressWarnings(sgd_robust(xs, y, penalty = "l1", lambda = 0.01, seed = 4)))
+  expect_identical(coef(a), coef(b))
+  # multiclass and multinomial take it too
+  d3 <- sgd_toy3(n = 300)
+  x3 <- cbind(d3$x, matrix(rnorm(300 * 4), 300, 4))
+  for (mc in c("ovr", "multinomial")) {
+    f <- suppressMessages(suppressWarnings(sgd_robust(x3, d3$y, loss = "logistic", penalty = "l1",
+                                                      lambda = 0.02, multiclass = mc, seed = 1)))
+    expect_gte(sum(f$weights[3:6, ] == 0), 6)
+  }
+  expect_error(sgd_robust(x, y, method = "pegasos", penalty = "l1"), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, l1_ratio = 2, penalty = "elasticnet"), class = "noisylabels_error_input")
+})
+
+# ---- Shards and progress ------------------------------------------------------
+
+test_that("shards = 2 is iterative parameter mixing of per-shard epochs, the same under any plan", {
+  skip_if_not_installed("future.apply")
+  dat <- sgd_toy(n = 300, d = 3, flip = 0.1)
+  old <- future::plan("sequential")
+  on.exit(future::plan(old), add = TRUE)
+  fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", eta = 0.1,
+                                                      option = "A", epochs = 1, seed = 21,
+                                                      shards = 2)))
+  # one epoch by hand: the seeded split, one fit per shard, size-weighted average
+  perm <- noisylabels:::sgd_seeded_sample(300, 300, 21)
+  blocks <- split(perm, cut(seq_len(300), 2, labels = FALSE))
+  parts <- lapply(1:2, function(s) {
+    rows <- sort(blocks[[s]])
+    coef(suppressWarnings(sgd_robust(dat$x[rows, ], dat$y[rows], loss = "hinge", eta = 0.1,
+                                     option = "A", epochs = 1,
+                                     seed = noisylabels:::sgd_chunk_seed(21, 1, s))))
+  })
+  expect_equal(coef(fit), (parts[[1]] * 150 + parts[[2]] * 150) / 300, tolerance = 1e-14)
+  expect_false(isTRUE(all.equal(parts[[1]], parts[[2]])))
+  # several epochs: the same under a multisession plan as sequentially
+  seq_fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, epochs = 4, seed = 3,
+                                                          shards = 2)))
+  expect_length(seq_fit$epoch_seconds, 4L)
+  expect_lt(mean(predict(seq_fit, dat$x) != dat$y), 0.2)
+  skip_on_cran()
+  future::plan("multisession", workers = 2)
+  par_fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, epochs = 4, seed = 3,
+                                                          shards = 2)))
+  expect_identical(coef(par_fit), coef(seq_fit))
+  expect_error(sgd_robust(dat$x, dat$y, shards = 2, n_iter_no_change = 2),
+               class = "noisylabels_error_input")
+})
+
+test_that("file shards read their own chunks and agree with in-memory chunk mixing", {
+  skip_if_not_installed("future.apply")
+  dat <- sgd_toy(n = 200, d = 3, flip = 0.1)
+  f <- write_libsvm_test(round(dat$x, 6), dat$y, tempfile())
+  on.exit(unlink(f))
+  fit <- suppressMessages(suppressWarnings(sgd_robust(f, loss = "logistic", epochs = 3, seed = 2,
+                                                      shards = 2, chunk_rows = 50)))
+  expect_equal(fit$n, 200)
+  expect_equal(fit$shards, 2L)
+  expect_lt(mean(predict(fit, f) != dat$y), 0.2)
+})
+
+test_that("verbose = TRUE shows a cli progress bar over the epochs; silent otherwise", {
+  dat <- sgd_toy(n = 500, d = 3)
+  withr::local_options(cli.progress_show_after = 0)
+  out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 4, seed = 1, tol = 1,
+                                   verbose = TRUE), type = "message")
+  expect_true(any(grepl("SGD epochs", out)))
+  expect_true(any(grepl("100%", out)))
+  out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 4, seed = 1,
+                                        tol = 1), type = "message")
+  expect_false(any(grepl("SGD epochs", out)))
+  # chunked fits tick the same bar from R
+  out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 3, seed = 1,
+                                   chunk_rows = 200, verbose = TRUE, tol = 1), type = "message")
+  expect_true(any(grepl("SGD epochs", out)))
 })
