@@ -27,3 +27,12 @@ sc <- noise_scores(fit)
 cat(sprintf("gpr_loo dense default: %.1f s, %d factorisations, %d rounds, AUROC %.3f, AUPRC %.3f\n",
             tm, fit$factorizations, fit$outer_iterations, detection_metrics(sc, truth)$auc,
             auprc(sc, truth)))
+# The rule before version 0.2.0 in the same run: every restart to the end,
+# every round's sweeps to tol_sweep.
+set.seed(1)
+tm0 <- system.time(old <- gpr_loo(x, y, approx = "dense",
+                                  control = gpr_loo_control(screen_rounds = 0, adaptive_sweeps = FALSE)))[["elapsed"]]
+so <- noise_scores(old)
+cat(sprintf("previous rule:         %.1f s, %d factorisations, %d rounds, AUROC %.3f, AUPRC %.3f\n",
+            tm0, old$factorizations, old$outer_iterations, detection_metrics(so, truth)$auc, auprc(so, truth)))
+cat(sprintf("time ratio new / previous: %.2f\n", tm / tm0))
