@@ -132,9 +132,10 @@ print.gpr_loo <- function(x, ...) {
   cli::cat_line("  covariance: ", gp_approx_text(x))
   cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
                         x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
-  cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d factorisations (solver: %s)",
+  cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d %s (solver: %s)",
                         if (x$converged) "converged" else "NOT converged", x$outer_iterations,
-                        if (x$outer_iterations == 1) "" else "s", x$sweeps, x$factorizations, x$solver))
+                        if (x$outer_iterations == 1) "" else "s", x$sweeps, x$factorizations,
+                        if (identical(x$approx, "vecchia")) "evaluations" else "factorisations", x$solver))
   if (x$jitter > 0) cli::cat_line(sprintf("  jitter added: %.3g", x$jitter))
   invisible(x)
 }
