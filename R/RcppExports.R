@@ -33,8 +33,8 @@
     .Call(`_noisylabels_gpc_ep_predict_cpp`, x, xnew, spec, jitter, site_tau, site_nu)
 }
 
-.gpr_loo_fit <- function(x, y, spec, sigma0, starts, lower, upper, options) {
-    .Call(`_noisylabels_gpr_loo_fit_cpp`, x, y, spec, sigma0, starts, lower, upper, options)
+.gpr_loo_fit <- function(x, y, spec, sigma0, starts, lower, upper, options, progress = NULL) {
+    .Call(`_noisylabels_gpr_loo_fit_cpp`, x, y, spec, sigma0, starts, lower, upper, options, progress)
 }
 
 .gpr_loo_clean_level <- function(x, y, spec, sigma, options) {
@@ -57,8 +57,8 @@
     .Call(`_noisylabels_gp_predict_cpp`, x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors, threads)
 }
 
-.gpr_pursuit_fit <- function(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control) {
-    .Call(`_noisylabels_gpr_pursuit_fit_cpp`, x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control)
+.gpr_pursuit_fit <- function(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress = NULL) {
+    .Call(`_noisylabels_gpr_pursuit_fit_cpp`, x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress)
 }
 
 .gpr_pursuit_objective <- function(x, y, spec, z, support, convex, prior_mu = NULL, prior_sd = NULL) {

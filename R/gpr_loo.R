@@ -139,6 +139,9 @@
 #'   (default `getOption("noisylabels.threads", 1)`). The same seed and thread
 #'   count give the identical fit.
 #' @param control List from [gpr_loo_control()].
+#' @param verbose Show a progress bar over the alternating rounds of every
+#'   start? `NULL` (default): in interactive sessions, or when
+#'   `options(noisylabels.progress = TRUE)`.
 #' @param na.action How the formula interface treats missing values.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `gpr_loo`: `noise_var`, `loo_residual`,
@@ -179,7 +182,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
                             learn_kernel = TRUE, kernel_fit = c("joint", "uniform"),
                             approx = c("auto", "dense", "vecchia"), neighbors = 20L,
                             threads = getOption("noisylabels.threads", 1L),
-                            control = gpr_loo_control(), ...) {
+                            control = gpr_loo_control(), verbose = NULL, ...) {
   noise <- match_arg(noise)
   kernel_fit <- match_arg(kernel_fit)
   solver <- match_arg(solver)
@@ -214,7 +217,8 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     }
     stage1 <- gpr_loo.default(x, y, kernel = kernel, noise = "uniform", solver = solver,
                               restarts = restarts, learn_kernel = TRUE, approx = backend$approx,
-                              neighbors = neighbors, threads = threads, control = control)
+                              neighbors = neighbors, threads = threads, control = control,
+                              verbose = verbose)
     kernel <- stage1$kernel
     learn_kernel <- FALSE
   }
@@ -225,7 +229,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     pilot <- gpr_loo.default(x, y, kernel = kernel, noise = noise, solver = solver, restarts = restarts,
                              sigma_init = sigma_init, learn_kernel = learn_kernel,
                              approx = backend$approx, neighbors = neighbors, threads = threads,
-                             control = control)
+                             control = control, verbose = verbose)
     level <- max(mean(pilot$noise_var) / stats::sd(y)^2, control$sigma_floor)
     lambda <- 2 / level^p
   }
@@ -240,7 +244,8 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     pilot_idx <- sort(sample.int(n, min(n, control$vecchia_pilot %||% 1000L)))
     vecchia_pilot <- gpr_loo.default(x[pilot_idx, , drop = FALSE], y[pilot_idx], kernel = kernel,
                                      noise = noise, solver = solver, restarts = restarts,
-                                     learn_kernel = TRUE, approx = "dense", control = control)
+                                     learn_kernel = TRUE, approx = "dense", control = control,
+                                     verbose = verbose)
     kernel <- vecchia_pilot$kernel
     learn_kernel <- FALSE
     if (is.null(sigma_init)) sigma_init <- stats::median(vecchia_pilot$noise_var)
@@ -288,7 +293,9 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     vecchia <- vecchia_setup(x, kernel, backend$m)
     opts$neighbors <- vecchia$neighbors
   }
-  res <- call_core(.gpr_loo_fit(x, ys, kernel_spec(kernel), sigma0, starts, lower, upper, opts))
+  bar <- progress_bar("gpr_loo", verbose = verbose)
+  res <- call_core(.gpr_loo_fit(x, ys, kernel_spec(kernel), sigma0, starts, lower, upper, opts, bar))
+  progress_done(bar)
   if (!res$converged) {
     warn_convergence(c("{.fn gpr_loo} did not converge in {res$outer_iterations} round{?s} ({res$sweeps} sweeps).",
                        "i" = "Raise {.code control = gpr_loo_control(max_outer = )} or check the data."))

@@ -120,6 +120,9 @@
 #'   LogNormal(-4, 1) on the standardised response. They keep the GP from
 #'   explaining outliers with short length-scales in higher dimensions.
 #' @param control A list from [pursuit_control()].
+#' @param verbose Show a progress bar over the pursuit's support sizes? `NULL`
+#'   (default): in interactive sessions, or when
+#'   `options(noisylabels.progress = TRUE)`.
 #' @param ... Unused.
 #' @return An object of class `gpr_pursuit`: a list with the selected
 #'   `support` (row indices), `rho` (length n, response scale), `s` (convex
@@ -198,7 +201,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 refine = TRUE,
                                 prior_mean = NULL, log_prior = NULL, average = FALSE,
                                 standardize_x = TRUE, hyperprior = TRUE,
-                                control = pursuit_control(), ...) {
+                                control = pursuit_control(), verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("gpr_pursuit", ...)
   direction <- match_arg(direction)
@@ -265,12 +268,16 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
     pr <- pursuit_hyperprior(fl, ncol(x), standardize_x)
     ctl$prior_mu <- pr$mu; ctl$prior_sd <- pr$sd
   }
-  core_fit <- function(log_par, mean0, log_noise0, ctl) {
+  bar <- progress_bar("gpr_pursuit", verbose = verbose)
+  # The bar follows the pursuit over support sizes; cli closes a bar that
+  # reaches its total, so the refinement fits run without one.
+  core_fit <- function(log_par, mean0, log_noise0, ctl, progress = NULL) {
     call_core(.gpr_pursuit_fit(xs, ys, kernel_spec(kernel, log_par), klo, khi,
                                mean0, log_noise0, c(-control$mean_bound, control$mean_bound),
-                               log(c(control$noise_lower, control$noise_upper)), unclass(ctl)))
+                               log(c(control$noise_lower, control$noise_upper)), unclass(ctl),
+                               progress))
   }
-  raw <- core_fit(fl$log_par, 0, log(control$noise_init), ctl)
+  raw <- core_fit(fl$log_par, 0, log(control$noise_init), ctl, bar)
   raw$stage <- rep("pursuit", length(raw$steps))
   if (refine) {
     raw <- pursuit_refine(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit,
@@ -278,6 +285,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                           cold_start = list(log_par = fl$log_par, mean = 0,
                                             log_noise = log(control$noise_init)))
   }
+  progress_done(bar)
   fit <- new_gpr_pursuit(raw, x = xs, y = ys, kernel = kernel, fl = fl, log_prior = log_prior,
                          selection = selection, refine = refine,
                          prior_mean = if (exists("mu", inherits = FALSE)) mu else NA_real_,

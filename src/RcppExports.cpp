@@ -148,8 +148,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpr_loo_fit_cpp
-Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapMat sigma0, const MapMat starts, const MapVec lower, const MapVec upper, Rcpp::List options);
-RcppExport SEXP _noisylabels_gpr_loo_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP startsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP optionsSEXP) {
+Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapMat sigma0, const MapMat starts, const MapVec lower, const MapVec upper, Rcpp::List options, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_gpr_loo_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP startsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP optionsSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -161,7 +161,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type lower(lowerSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type upper(upperSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_loo_fit_cpp(x, y, spec, sigma0, starts, lower, upper, options));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_loo_fit_cpp(x, y, spec, sigma0, starts, lower, upper, options, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -248,8 +249,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpr_pursuit_fit_cpp
-Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec kernel_lower, const MapVec kernel_upper, double mean0, double log_noise0, Rcpp::NumericVector mean_bounds, Rcpp::NumericVector log_noise_bounds, Rcpp::List control);
-RcppExport SEXP _noisylabels_gpr_pursuit_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP kernel_lowerSEXP, SEXP kernel_upperSEXP, SEXP mean0SEXP, SEXP log_noise0SEXP, SEXP mean_boundsSEXP, SEXP log_noise_boundsSEXP, SEXP controlSEXP) {
+Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec kernel_lower, const MapVec kernel_upper, double mean0, double log_noise0, Rcpp::NumericVector mean_bounds, Rcpp::NumericVector log_noise_bounds, Rcpp::List control, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_gpr_pursuit_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP kernel_lowerSEXP, SEXP kernel_upperSEXP, SEXP mean0SEXP, SEXP log_noise0SEXP, SEXP mean_boundsSEXP, SEXP log_noise_boundsSEXP, SEXP controlSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -263,7 +264,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type mean_bounds(mean_boundsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type log_noise_bounds(log_noise_boundsSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_fit_cpp(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_fit_cpp(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -684,13 +686,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_objective_cpp", (DL_FUNC) &_noisylabels_gpc_ep_objective_cpp, 7},
     {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 16},
     {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
-    {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 8},
+    {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 9},
     {"_noisylabels_gpr_loo_clean_level_cpp", (DL_FUNC) &_noisylabels_gpr_loo_clean_level_cpp, 5},
     {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
     {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
     {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 10},
-    {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 10},
+    {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 11},
     {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},
     {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 7},

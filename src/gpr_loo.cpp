@@ -312,7 +312,9 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
       models[r]->start(sigma0.col(r), starts.row(r).transpose());
       // Screening rounds cap the theta step: they only have to rank the starts.
       if (screen > 0) models[r]->set_hyper_cap(options.screen_hyper_iter);
-      models[r]->run(screen > 0 ? screen : options.max_outer, lower, upper, monitor);
+      // One display over the starts (and the continued best one).
+      StageMonitor stage(monitor, r, screen > 0 ? n_starts + 1 : n_starts);
+      models[r]->run(screen > 0 ? screen : options.max_outer, lower, upper, stage);
       models[r]->set_hyper_cap(0);
       objectives[r] = models[r]->objective();
     } catch (const NumericalError& e) {
@@ -327,7 +329,8 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
   }
   if (best < 0) throw NumericalError("every start failed: " + last_error);
   if (screen > 0) {
-    models[best]->run(options.max_outer, lower, upper, monitor);
+    StageMonitor stage(monitor, n_starts, n_starts + 1);
+    models[best]->run(options.max_outer, lower, upper, stage);
   }
   GprLooResult res = models[best]->result();
   for (int r = 0; r < n_starts; ++r) {

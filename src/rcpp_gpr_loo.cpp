@@ -41,14 +41,16 @@ GprLooOptions options_from_list(const Rcpp::List& o) {
 // [[Rcpp::export(.gpr_loo_fit)]]
 Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapMat sigma0,
                            const MapMat starts, const MapVec lower, const MapVec upper,
-                           Rcpp::List options) {
+                           Rcpp::List options,
+                           Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   const Eigen::MatrixXd xm = x;
   const Eigen::VectorXd ym = y;
   Kernel kernel = kernel_from_list(spec);
   GprLooOptions opt = options_from_list(options);
-  RMonitor monitor;
+  RMonitor monitor(progress);
   const Eigen::MatrixXd s0 = sigma0;
   GprLooResult r = gpr_loo_fit(xm, ym, kernel, s0, starts, lower, upper, opt, monitor);
+  monitor.flush();
   return Rcpp::List::create(
       Rcpp::Named("sigma") = r.sigma, Rcpp::Named("log_par") = r.log_par,
       Rcpp::Named("objective") = r.objective, Rcpp::Named("trace") = r.trace,

@@ -59,7 +59,8 @@ Rcpp::List step_to_list(const PursuitStep& s) {
 Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
                                const MapVec kernel_lower, const MapVec kernel_upper,
                                double mean0, double log_noise0, Rcpp::NumericVector mean_bounds,
-                               Rcpp::NumericVector log_noise_bounds, Rcpp::List control) {
+                               Rcpp::NumericVector log_noise_bounds, Rcpp::List control,
+                               Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   const Eigen::MatrixXd xm = x;
   const Eigen::VectorXd yv = y;
   Kernel kernel = kernel_from_list(spec);
@@ -71,9 +72,10 @@ Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
   b.log_noise_lower = log_noise_bounds[0];
   b.log_noise_upper = log_noise_bounds[1];
   const PursuitOptions opt = options_from_list(control);
-  RMonitor monitor;
+  RMonitor monitor(progress);
   PursuitResult res = relevance_pursuit(xm, yv, kernel, kernel.log_par(), mean0, log_noise0, b,
                                         opt, monitor);
+  monitor.flush();
   Rcpp::List steps(res.steps.size());
   for (std::size_t t = 0; t < res.steps.size(); ++t) steps[t] = step_to_list(res.steps[t]);
   return Rcpp::List::create(Rcpp::Named("steps") = steps,

@@ -140,3 +140,30 @@ test_that("lapply_folds() runs the fold function of a caller with dots, with and
   expect_equal(caller(TRUE, a = 1, b = 2), c(2, 4, 6))
   expect_equal(steps, 3)
 })
+
+test_that("gpr_loo() drives one cli bar over its starts and rounds, silent by default", {
+  local_logged_bars()
+  set.seed(5)
+  x <- matrix(runif(60), 30)
+  y <- sin(3 * x[, 1]) + rnorm(30, sd = 0.1)
+  lines <- grep("cli-", utils::capture.output(
+    fit <- suppressWarnings(gpr_loo(x, y, restarts = 2, control = gpr_loo_control(max_outer = 5),
+                                    verbose = TRUE))),
+    value = TRUE)
+  expect_gt(length(lines), 1)
+  # two starts screened plus the continued best: 3 stages of max_outer rounds
+  expect_match(lines[length(lines)], "/15 terminated")
+  expect_length(grep("cli-", utils::capture.output(gpr_loo(x, y, restarts = 1))), 0)
+})
+
+test_that("gpr_pursuit() drives a cli bar when asked, silent by default", {
+  local_logged_bars()
+  set.seed(6)
+  x <- matrix(runif(40), 40)
+  y <- sin(4 * x[, 1]) + rnorm(40, sd = 0.05)
+  y[1:4] <- y[1:4] + 3
+  lines <- grep("cli-", utils::capture.output(gpr_pursuit(x, y, verbose = TRUE)), value = TRUE)
+  expect_gt(length(lines), 1)
+  expect_match(lines[length(lines)], "terminated")
+  expect_length(grep("cli-", utils::capture.output(gpr_pursuit(x, y))), 0)
+})
