@@ -765,14 +765,7 @@ sgd_labels <- function(y, n, multiclass = "auto", template = NULL, arg = "y",
     return(c(out, list(multi = FALSE, K = 2L, class_names = as.character(template$levels),
                        cls = ifelse(out$y > 0, 2L, 1L))))
   }
-  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
-  if (!is.atomic(y) || !is.null(dim(y))) {
-    abort_input("{.arg {arg}} must be a vector or factor of labels.", call = call)
-  }
-  if (length(y) != n) {
-    abort_input("{.arg {arg}} has length {length(y)} but the data have {n} row{?s}.", call = call)
-  }
-  if (anyNA(y)) abort_input("{.arg {arg}} contains NA labels.", call = call)
+  y <- sgd_check_label_vector(y, n, arg, call)
   if (is.numeric(y) && any(!is.finite(y))) abort_input("{.arg {arg}} contains infinite values.", call = call)
   if (is.null(template)) {
     present <- if (is.factor(y)) levels(droplevels(y)) else sort(unique(y))
@@ -1005,8 +998,9 @@ sgd_data <- function(x, arg = "x", call = parent.frame()) {
   list(n = nrow(x), d = ncol(x), dense = t(x), p = NULL, j = NULL, x = NULL, sparse = FALSE)
 }
 
-# Labels -> +-1 doubles. `levels` = c(negative, positive) as given by the user.
-sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.frame()) {
+# A label vector of length n without NA (a one-column matrix is dropped to a
+# vector); shared by the binary and the multiclass label encoders.
+sgd_check_label_vector <- function(y, n, arg, call) {
   if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
   if (!is.atomic(y) || !is.null(dim(y))) {
     abort_input("{.arg {arg}} must be a vector or factor of labels.", call = call)
@@ -1015,6 +1009,12 @@ sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.fram
     abort_input("{.arg {arg}} has length {length(y)} but the data have {n} row{?s}.", call = call)
   }
   if (anyNA(y)) abort_input("{.arg {arg}} contains NA labels.", call = call)
+  y
+}
+
+# Labels -> +-1 doubles. `levels` = c(negative, positive) as given by the user.
+sgd_encode_labels <- function(y, n, levels = NULL, arg = "y", call = parent.frame()) {
+  y <- sgd_check_label_vector(y, n, arg, call)
   kind <- if (is.factor(y)) "factor" else if (is.logical(y)) "logical" else if (is.character(y)) "character" else if (is.numeric(y)) "numeric" else "other"
   if (kind == "other") abort_input("{.arg {arg}} has unsupported type {.cls {class(y)}}.", call = call)
   if (is.null(levels)) {

@@ -13,7 +13,39 @@ namespace noisylabels {
 
 namespace {
 constexpr double kLog2Pi = 1.8378770664093454836;
+
+int thread_id() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
 }
+
+// C[S, S] for the points whose inputs are the first k columns of xs (d x k):
+// kernel values with the nugget on the diagonal, plus the noise s[idx[a]];
+// if dk is given, row pos of it receives the kernel's log-parameter
+// derivatives for the pos-th (a >= b) pair in column-major lower order.
+void fill_block(const Kernel& kern, const MatrixXd& xs, const std::vector<int>& idx,
+                const VectorXd& s, MatrixXd& sigma, MatrixXd* dk, std::vector<double>& dkp) {
+  const int k = static_cast<int>(idx.size());
+  sigma.resize(k, k);
+  int pos = 0;
+  for (int b = 0; b < k; ++b) {
+    for (int a = b; a < k; ++a, ++pos) {
+      const double v = kern.pair_gradient(xs.col(a).data(), xs.col(b).data(),
+                                          dk ? dkp.data() : nullptr, a == b);
+      sigma(a, b) = v;
+      sigma(b, a) = v;
+      if (dk) {
+        for (int j = 0; j < static_cast<int>(dkp.size()); ++j) (*dk)(pos, j) = dkp[j];
+      }
+    }
+    sigma(b, b) += s(idx[b]);
+  }
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------
 // Dense backend: today's exact numbers (one Cholesky of the n x n C).
@@ -128,7 +160,6 @@ struct BlockWork {
 // Factor `sigma` in place with the escalating jitter policy; returns the
 // jitter used (0 if none) or a negative number if every attempt failed.
 double factor_block(MatrixXd& sigma, const JitterPolicy& policy, Eigen::LLT<MatrixXd>& llt) {
-  const int k = static_cast<int>(sigma.rows());
   if (policy.base > 0) sigma.diagonal().array() += policy.base;
   llt.compute(sigma);
   if (llt.info() == Eigen::Success) return policy.base;
@@ -140,7 +171,6 @@ double factor_block(MatrixXd& sigma, const JitterPolicy& policy, Eigen::LLT<Matr
     llt.compute(trial);
     if (llt.info() == Eigen::Success) return policy.base + extra;
   }
-  (void)k;
   return -1.0;
 }
 
@@ -163,10 +193,7 @@ double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_
   const JitterPolicy policy = jitter_policy_;
 #pragma omp parallel num_threads(n_threads)
   {
-    int tid = 0;
-#ifdef _OPENMP
-    tid = omp_get_thread_num();
-#endif
+    const int tid = thread_id();
     if (want_scatter) {
       qy[tid] = VectorXd::Zero(n);
       qd[tid] = VectorXd::Zero(n);
@@ -191,20 +218,7 @@ double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_
       w.idx.push_back(i);
       const int k = static_cast<int>(w.idx.size());
       for (int a = 0; a < k; ++a) w.xs.col(a) = xt_.col(w.idx[a]);
-      w.sigma.resize(k, k);
-      int pos = 0;
-      for (int b = 0; b < k; ++b) {
-        for (int a = b; a < k; ++a, ++pos) {
-          double* dk = want_theta ? w.dkp.data() : nullptr;
-          const double v = kern.pair_gradient(w.xs.col(a).data(), w.xs.col(b).data(), dk, a == b);
-          w.sigma(a, b) = v;
-          w.sigma(b, a) = v;
-          if (want_theta) {
-            for (int j = 0; j < p; ++j) w.dk(pos, j) = w.dkp[j];
-          }
-        }
-      }
-      for (int a = 0; a < k; ++a) w.sigma(a, a) += s(w.idx[a]);
+      fill_block(kern, w.xs, w.idx, s, w.sigma, want_theta ? &w.dk : nullptr, w.dkp);
       const double jit = factor_block(w.sigma, policy, llt);
       if (jit < 0) {
         error[tid] = "the covariance of conditioning set " + std::to_string(i + 1) +
@@ -246,7 +260,7 @@ double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_
       if (want_theta) {
         // d f_i / d theta = -1/2 sum_ab W_ab dSigma_ab; lower triangle twice,
         // diagonal once.
-        pos = 0;
+        int pos = 0;
         const double c2 = uk * uk - 1.0;
         for (int b = 0; b < k; ++b) {
           for (int a = b; a < k; ++a, ++pos) {
@@ -317,11 +331,9 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& s, const MatrixXd& xnew,
   const JitterPolicy policy = jitter_policy_;
 #pragma omp parallel num_threads(threads_)
   {
-    int tid = 0;
-#ifdef _OPENMP
-    tid = omp_get_thread_num();
-#endif
+    const int tid = thread_id();
     std::vector<int> idx;
+    std::vector<double> no_dk;
     MatrixXd xs(d, m), sigma;
     VectorXd kstar, ys;
     Eigen::LLT<MatrixXd> llt(m);
@@ -341,16 +353,10 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& s, const MatrixXd& xnew,
         continue;
       }
       for (int a = 0; a < k; ++a) xs.col(a) = xt_.col(idx[a]);
-      sigma.resize(k, k);
+      fill_block(kernel_, xs, idx, s, sigma, nullptr, no_dk);
       kstar.resize(k);
       ys.resize(k);
       for (int b = 0; b < k; ++b) {
-        for (int a = b; a < k; ++a) {
-          const double v = kernel_.pair_gradient(xs.col(a).data(), xs.col(b).data(), nullptr, a == b);
-          sigma(a, b) = v;
-          sigma(b, a) = v;
-        }
-        sigma(b, b) += s(idx[b]);
         kstar(b) = kernel_.pair_gradient(xs.col(b).data(), xj, nullptr, false);
         ys(b) = y_(idx[b]);
       }
