@@ -53,8 +53,8 @@
     .Call(`_noisylabels_gpr_loo_sweeps_cpp`, x, y, spec, sigma0, options, sweeps)
 }
 
-.gp_predict <- function(x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors = NULL, threads = 1L) {
-    .Call(`_noisylabels_gp_predict_cpp`, x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors, threads)
+.gp_predict <- function(x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors = NULL, threads = 1L, block_start = NULL) {
+    .Call(`_noisylabels_gp_predict_cpp`, x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors, threads, block_start)
 }
 
 .gpr_pursuit_fit <- function(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress = NULL) {

@@ -242,10 +242,18 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   vecchia_pilot <- NULL
   if (backend$approx == "vecchia" && learn_kernel && noise != "none") {
     pilot_idx <- sort(sample.int(n, min(n, control$vecchia_pilot %||% 1000L)))
-    vecchia_pilot <- gpr_loo.default(x[pilot_idx, , drop = FALSE], y[pilot_idx], kernel = kernel,
-                                     noise = noise, solver = solver, restarts = restarts,
-                                     learn_kernel = TRUE, approx = "dense", control = control,
-                                     verbose = verbose)
+    # A warning of the pilot says that it is the pilot's (the fit's own
+    # convergence is reported separately).
+    vecchia_pilot <- withCallingHandlers(
+      gpr_loo.default(x[pilot_idx, , drop = FALSE], y[pilot_idx], kernel = kernel,
+                      noise = noise, solver = solver, restarts = restarts,
+                      learn_kernel = TRUE, approx = "dense", control = control,
+                      verbose = verbose),
+      noisylabels_warning_convergence = function(w) {
+        warn_convergence(c("The dense pilot fit that learns the kernel ({length(pilot_idx)} labels) did not converge:",
+                           "i" = conditionMessage(w)))
+        invokeRestart("muffleWarning")
+      })
     kernel <- vecchia_pilot$kernel
     learn_kernel <- FALSE
     if (is.null(sigma_init)) sigma_init <- stats::median(vecchia_pilot$noise_var)

@@ -9,9 +9,12 @@
 #' @param newdata Data frame (formula fits) or matrix of new inputs.
 #' @param type Only `"response"`.
 #' @param se.fit Return standard errors too?
-#' @param neighbors For a Vecchia fit, how many nearest training labels each new
-#'   point conditions on (default `max(5 m, 150)`, m the fit's `neighbors`);
-#'   ignored by dense fits.
+#' @param neighbors For a Vecchia fit, how many training labels each block of
+#'   new points conditions on (default `max(25 m, 1000)`, m the fit's
+#'   `neighbors`): the new points are split into blocks of at most 128 nearby
+#'   points, and each block conditions on the union of its members' m nearest
+#'   training labels, filled up with the labels nearest to the block's centre
+#'   (one factorisation per block). Ignored by dense fits.
 #' @param alpha Tail probability of the flag rule (see [gpr_loo()]).
 #' @param threshold Optional absolute threshold on `noise_var` that replaces
 #'   the default flag rule.
@@ -49,11 +52,18 @@ predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit
     noise_std <- pmax(noise_std, object$noise_level / object$y_scale^2)
     m_pred <- neighbors %||% vecchia_predict_neighbors(object$neighbors)
     check_count(m_pred, "neighbors")
-    nn_new <- vecchia_new_neighbors(object$x, xnew, object$kernel, m_pred)
+    sets <- vecchia_predict_sets(object$x, xnew, object$kernel, m_pred, object$neighbors)
+    nn_new <- sets$neighbors
+    xnew <- xnew[sets$order, , drop = FALSE]
   }
   pr <- call_core(.gp_predict(object$x, ys, kernel_spec(object$kernel), noise_std, xnew,
                               isTRUE(se.fit), object$control$jitter, object$control$backend,
-                              nn_new, object$threads %||% 1L))
+                              nn_new, object$threads %||% 1L, if (!is.null(nn_new)) sets$start))
+  if (!is.null(nn_new)) {
+    back <- order(sets$order)
+    pr$mean <- pr$mean[back]
+    if (!is.null(pr$var)) pr$var <- pr$var[back]
+  }
   fit <- object$y_center + object$y_scale * pr$mean
   if (!isTRUE(se.fit)) return(fit)
   se_f <- sqrt(pr$var) * object$y_scale

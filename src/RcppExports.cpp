@@ -229,8 +229,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_predict_cpp
-Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise, const MapMat xnew, bool want_var, double jitter, std::string backend, Rcpp::Nullable<Rcpp::IntegerMatrix> new_neighbors, int threads);
-RcppExport SEXP _noisylabels_gp_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP xnewSEXP, SEXP want_varSEXP, SEXP jitterSEXP, SEXP backendSEXP, SEXP new_neighborsSEXP, SEXP threadsSEXP) {
+Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise, const MapMat xnew, bool want_var, double jitter, std::string backend, Rcpp::Nullable<Rcpp::IntegerMatrix> new_neighbors, int threads, Rcpp::Nullable<Rcpp::IntegerVector> block_start);
+RcppExport SEXP _noisylabels_gp_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP xnewSEXP, SEXP want_varSEXP, SEXP jitterSEXP, SEXP backendSEXP, SEXP new_neighborsSEXP, SEXP threadsSEXP, SEXP block_startSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -244,7 +244,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerMatrix> >::type new_neighbors(new_neighborsSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_predict_cpp(x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors, threads));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerVector> >::type block_start(block_startSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_predict_cpp(x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors, threads, block_start));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -691,7 +692,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
     {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
-    {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 10},
+    {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 11},
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 11},
     {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},

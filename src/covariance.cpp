@@ -319,9 +319,14 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& s, const MatrixXd& xnew,
   const int n_new = static_cast<int>(xnew.rows());
   const int m = static_cast<int>(new_neighbors_.cols());
   const int d = static_cast<int>(xt_.rows());
-  if (new_neighbors_.rows() != n_new) {
+  // Per-point sets are blocks of one point each.
+  const bool blocked = new_block_start_.size() > 0;
+  const int n_blocks = blocked ? static_cast<int>(new_block_start_.size()) - 1 : n_new;
+  if (new_neighbors_.rows() != n_blocks ||
+      (blocked && (new_block_start_(0) != 0 || new_block_start_(n_blocks) != n_new))) {
     throw std::invalid_argument("vecchia: prediction neighbours are missing for the new inputs");
   }
+  auto first = [&](int b) { return blocked ? new_block_start_(b) : b; };
   GpPrediction p;
   p.mean.resize(n_new);
   if (want_var) p.var.resize(n_new);
@@ -335,42 +340,44 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& s, const MatrixXd& xnew,
     std::vector<int> idx;
     std::vector<double> no_dk;
     MatrixXd xs(d, m), sigma;
-    VectorXd kstar, ys;
+    VectorXd kstar, ys, wv;
     Eigen::LLT<MatrixXd> llt(m);
-#pragma omp for schedule(static)
-    for (int j = 0; j < n_new; ++j) {
+#pragma omp for schedule(dynamic)
+    for (int b = 0; b < n_blocks; ++b) {
       if (!error[tid].empty()) continue;
       idx.clear();
       for (int a = 0; a < m; ++a) {
-        if (new_neighbors_(j, a) >= 0) idx.push_back(new_neighbors_(j, a));
+        if (new_neighbors_(b, a) >= 0) idx.push_back(new_neighbors_(b, a));
       }
       const int k = static_cast<int>(idx.size());
-      const double* xj = xnt.col(j).data();
-      const double kjj = kernel_.pair_gradient(xj, xj, nullptr, true);
-      if (k == 0) {
-        p.mean(j) = 0.0;
-        if (want_var) p.var(j) = kjj;
-        continue;
+      if (k > 0) {
+        for (int a = 0; a < k; ++a) xs.col(a) = xt_.col(idx[a]);
+        fill_block(kernel_, xs, idx, s, sigma, nullptr, no_dk);
+        const double jit = factor_block(sigma, policy, llt);
+        if (jit < 0) {
+          error[tid] = "the covariance of the neighbours of new point " + std::to_string(first(b) + 1) +
+                       " is not positive definite even with jitter";
+          continue;
+        }
+        jit_part[tid] = std::max(jit_part[tid], jit);
+        ys.resize(k);
+        for (int a = 0; a < k; ++a) ys(a) = y_(idx[a]);
+        wv = llt.matrixL().solve(ys);
+        kstar.resize(k);
       }
-      for (int a = 0; a < k; ++a) xs.col(a) = xt_.col(idx[a]);
-      fill_block(kernel_, xs, idx, s, sigma, nullptr, no_dk);
-      kstar.resize(k);
-      ys.resize(k);
-      for (int b = 0; b < k; ++b) {
-        kstar(b) = kernel_.pair_gradient(xs.col(b).data(), xj, nullptr, false);
-        ys(b) = y_(idx[b]);
+      for (int j = first(b); j < first(b + 1); ++j) {
+        const double* xj = xnt.col(j).data();
+        const double kjj = kernel_.pair_gradient(xj, xj, nullptr, true);
+        if (k == 0) {
+          p.mean(j) = 0.0;
+          if (want_var) p.var(j) = kjj;
+          continue;
+        }
+        for (int a = 0; a < k; ++a) kstar(a) = kernel_.pair_gradient(xs.col(a).data(), xj, nullptr, false);
+        const VectorXd v = llt.matrixL().solve(kstar);
+        p.mean(j) = v.dot(wv);
+        if (want_var) p.var(j) = std::max(0.0, kjj - v.squaredNorm());
       }
-      const double jit = factor_block(sigma, policy, llt);
-      if (jit < 0) {
-        error[tid] = "the covariance of the neighbours of new point " + std::to_string(j + 1) +
-                     " is not positive definite even with jitter";
-        continue;
-      }
-      jit_part[tid] = std::max(jit_part[tid], jit);
-      const VectorXd v = llt.matrixL().solve(kstar);
-      const VectorXd wv = llt.matrixL().solve(ys);
-      p.mean(j) = v.dot(wv);
-      if (want_var) p.var(j) = std::max(0.0, kjj - v.squaredNorm());
     }
   }
   for (int t = 0; t < threads_; ++t) {

@@ -107,14 +107,23 @@ class VecchiaCovariance : public CovarianceOperator {
   double nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) override;
   // Each new point conditions on its own nearest training points
   // (`new_neighbors`, set before calling; n_new x m', 0-based, -1 padded).
+  // Block form (`block_start` non-empty, n_blocks + 1 offsets): the new
+  // points are ordered by block, rows block_start[b] .. block_start[b+1] - 1
+  // share the conditioning set in row b of `nn` (n_blocks x m'), which is
+  // factored once per block.
   GpPrediction predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) override;
-  void set_prediction_neighbors(const Eigen::MatrixXi& nn) { new_neighbors_ = nn; }
+  void set_prediction_neighbors(const Eigen::MatrixXi& nn,
+                                const Eigen::VectorXi& block_start = Eigen::VectorXi()) {
+    new_neighbors_ = nn;
+    new_block_start_ = block_start;
+  }
 
  private:
   // One pass over all conditioning sets; fills what is asked for.
   double pass(const VectorXd& s, CovEval* eval, VectorXd* grad_theta, VectorXd* grad_s);
   Eigen::MatrixXi nn_;
   Eigen::MatrixXi new_neighbors_;
+  Eigen::VectorXi new_block_start_;
   MatrixXd xt_;  // x transposed (d x n): one contiguous column per point
   int threads_ = 1;
 };

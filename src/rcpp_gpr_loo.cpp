@@ -139,12 +139,15 @@ Rcpp::List gpr_loo_sweeps_cpp(const MapMat x, const MapVec y, Rcpp::List spec, c
 
 // Posterior mean/variance of f at new inputs given the fitted noise, from the
 // dense operator or (when `neighbors` is given) the Vecchia one, each new
-// point conditioned on its rows of `new_neighbors`.
+// point conditioned on its rows of `new_neighbors` or, with `block_start`
+// (0-based offsets, new points ordered by block), each block of new points on
+// one shared row.
 // [[Rcpp::export(.gp_predict)]]
 Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise,
                           const MapMat xnew, bool want_var, double jitter, std::string backend,
                           Rcpp::Nullable<Rcpp::IntegerMatrix> new_neighbors = R_NilValue,
-                          int threads = 1) {
+                          int threads = 1,
+                          Rcpp::Nullable<Rcpp::IntegerVector> block_start = R_NilValue) {
   const Eigen::MatrixXd xm = x;
   const Eigen::VectorXd ym = y;
   JitterPolicy policy;
@@ -157,7 +160,9 @@ Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const
     nn = Eigen::MatrixXi::Constant(xm.rows(), 1, -1);  // training sets are not used
   }
   std::unique_ptr<CovarianceOperator> cov = make_covariance(xm, ym, kernel_from_list(spec), policy, nn, threads);
-  if (new_neighbors.isNotNull()) static_cast<VecchiaCovariance&>(*cov).set_prediction_neighbors(nn_new);
+  Eigen::VectorXi starts;
+  if (block_start.isNotNull()) starts = Rcpp::as<Eigen::VectorXi>(Rcpp::IntegerVector(block_start.get()));
+  if (new_neighbors.isNotNull()) static_cast<VecchiaCovariance&>(*cov).set_prediction_neighbors(nn_new, starts);
   GpPrediction p = cov->predict(noise, xnew, want_var);
   return Rcpp::List::create(Rcpp::Named("mean") = p.mean,
                             Rcpp::Named("var") = want_var ? Rcpp::wrap(p.var) : R_NilValue,

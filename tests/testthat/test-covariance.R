@@ -113,6 +113,29 @@ test_that("Vecchia prediction on all training points equals the dense prediction
   expect_equal(vc$var, dn$var, tolerance = 1e-8)
 })
 
+test_that("blocked Vecchia predictions equal the dense prediction when a block sees all labels", {
+  cc <- cov_case(seed = 9)
+  n <- length(cc$y)
+  xnew <- matrix(stats::runif(40 * 2), 40)
+  sets <- vecchia_predict_sets(cc$x, xnew, cc$kernel, m = n, m_own = 3, block = 7)
+  expect_identical(sort(sets$order), seq_len(40))
+  expect_true(all(diff(sets$start) <= 7))
+  expect_true(all(apply(sets$neighbors, 1, function(r) setequal(r, seq_len(n) - 1L))))
+  dn <- .gp_predict(cc$x, cc$y, cc$spec, cc$s, xnew, TRUE, 0, "lapack")
+  vc <- .gp_predict(cc$x, cc$y, cc$spec, cc$s, xnew[sets$order, ], TRUE, 0, "lapack",
+                    sets$neighbors, 2L, sets$start)
+  back <- order(sets$order)
+  expect_equal(vc$mean[back], dn$mean, tolerance = 1e-8)
+  expect_equal(vc$var[back], dn$var, tolerance = 1e-8)
+  # Smaller sets: every member's own nearest labels are in its block's set.
+  sm <- vecchia_predict_sets(cc$x, xnew, cc$kernel, m = 25, m_own = 5, block = 7)
+  own <- RANN::nn2(vecchia_inputs(cc$x, cc$kernel), vecchia_inputs(xnew, cc$kernel), k = 5)$nn.idx - 1L
+  for (b in seq_len(nrow(sm$neighbors))) {
+    rows <- sm$order[(sm$start[b] + 1):sm$start[b + 1]]
+    expect_true(all(own[rows, ] %in% sm$neighbors[b, ]))
+  }
+})
+
 vecchia_fit_case <- function(n = 300, seed = 6) {
   set.seed(seed)
   x <- matrix(stats::runif(n * 2), n)
@@ -138,6 +161,14 @@ test_that("a Vecchia gpr_loo fit is reproducible and finds the corrupted labels"
   expect_true(all(p$se.fit >= 0))
   expect_output(print(a), "Vecchia")
   expect_s3_class(label_issues(a), "data.frame")
+})
+
+test_that("a warning of the Vecchia fit's dense pilot says it is the pilot's", {
+  d <- vecchia_fit_case(n = 200, seed = 12)
+  set.seed(3)
+  expect_warning(gpr_loo(d$x, d$y, approx = "vecchia", neighbors = 8, restarts = 1,
+                         control = gpr_loo_control(vecchia_pilot = 80, max_outer = 1)),
+                 "dense pilot", class = "noisylabels_warning_convergence")
 })
 
 test_that("duplicated inputs never make a Vecchia conditioning set singular", {
