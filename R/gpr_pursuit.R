@@ -197,7 +197,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 fractions = c(0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1),
                                 n_outliers = NULL,
                                 parameterization = c("convex", "canonical"),
-                                selection = c("bic", "ebic", "botorch", "paper"),
+                                selection = c("bic", "ebic", "botorch", "paper", "esd"),
                                 refine = TRUE,
                                 prior_mean = NULL, log_prior = NULL, average = FALSE,
                                 standardize_x = TRUE, hyperprior = TRUE,
@@ -280,10 +280,16 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   raw <- core_fit(fl$log_par, 0, log(control$noise_init), ctl, bar)
   raw$stage <- rep("pursuit", length(raw$steps))
   if (refine) {
-    raw <- pursuit_refine(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit,
+    raw <- pursuit_refine(raw, xs, ys, kernel, if (selection == "esd") "bic" else selection,
+                          log_prior, ctl, core_fit,
                           control$backend, starts = control$refine_starts,
                           cold_start = list(log_par = fl$log_par, mean = 0,
                                             log_noise = log(control$noise_init)))
+  }
+  if (selection == "esd") {
+    raw <- pursuit_esd(raw, xs, ys, kernel, ctl, core_fit, alpha = control$esd_alpha,
+                       cold_start = list(log_par = fl$log_par, mean = 0,
+                                         log_noise = log(control$noise_init)))
   }
   progress_done(bar)
   fit <- new_gpr_pursuit(raw, x = xs, y = ys, kernel = kernel, fl = fl, log_prior = log_prior,
@@ -392,7 +398,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                             max_outer = 50, sweeps = 3, polish_iter = 30,
                             inner_iter = 10, block_fraction = 0.25,
                             profiled = FALSE, profile_sweeps = 10, reseed_sweeps = 10,
-                            refine_starts = 3,
+                            refine_starts = 3, esd_alpha = 0.05,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
   strategy <- match_arg(strategy)
   backend <- match_arg(backend)
@@ -416,6 +422,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
   profile_sweeps <- check_count(profile_sweeps, "profile_sweeps")
   reseed_sweeps <- check_count(reseed_sweeps, "reseed_sweeps", lower = 0)
   refine_starts <- check_count(refine_starts, "refine_starts")
+  check_number(esd_alpha, "esd_alpha", 0, 1, open_lower = TRUE, open_upper = TRUE)
   if (strategy == "botorch") {
     reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
   }
@@ -428,7 +435,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                  block_fraction = block_fraction, inner_iter = as.integer(inner_iter),
                  profiled = profiled, profile_sweeps = as.integer(profile_sweeps),
                  reseed_sweeps = as.integer(reseed_sweeps),
-                 refine_starts = as.integer(refine_starts),
+                 refine_starts = as.integer(refine_starts), esd_alpha = esd_alpha,
                  strategy = strategy, backend = backend),
             class = "pursuit_control")
 }
@@ -469,7 +476,8 @@ pursuit_levels <- function(n, fractions, n_outliers, call = parent.frame()) {
 pursuit_log_prior_total <- function(k, n, selection, log_prior) {
   switch(selection,
     ebic = -0.5 * log(n) * k - 0.5 * lchoose(n, k),
-    bic = -0.5 * log(n) * k,
+    bic = ,
+    esd = -0.5 * log(n) * k,
     botorch = n * vapply(k, function(kk) as.numeric(log_prior(kk)), numeric(1)),
     paper = vapply(k, function(kk) as.numeric(log_prior(kk)), numeric(1)))
 }
@@ -574,7 +582,8 @@ new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, selection, refine,
   score <- sc$score
   lp <- sc$log_prior
   post <- exp(score - max(score)); post <- post / sum(post)
-  sel <- which.max(score)
+  # "esd" selects by its test (pursuit_esd()); its scores are the BIC's
+  sel <- raw$selected %||% which.max(score)
   trace <- data.frame(step = seq_along(steps), stage = raw$stage %||% rep("pursuit", length(steps)),
                       size = size,
                       loglik = loglik_std - n * log(y_scale), log_hyperprior = -penalty,

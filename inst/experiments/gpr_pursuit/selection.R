@@ -113,7 +113,16 @@ one_cell <- function(problem, kind, frac, rep) {
     purs[which.max(sc)]
   }
   sel <- c(botorch = pick("botorch"), paper = pick("paper"), bic = pick("bic"),
-           ebic = pick("ebic"), stats::setNames(fit$selected, paste0(rule_main, "_refine")))
+           ebic = pick("ebic"))
+  if (rule_main == "esd") {
+    # the ESD fit holds the BIC-refined trace: bic_refine is the BIC's argmax
+    # over the pursuit and refinement models, esd the test's choice
+    ref <- which(tr$stage %in% c("pursuit", "refine"))
+    bic <- ns$pursuit_scores(ll[ref], tr$size[ref], n, "bic", lp)$score
+    sel <- c(sel, bic_refine = ref[which.max(bic)], esd = fit$selected)
+  } else {
+    sel <- c(sel, stats::setNames(fit$selected, paste0(rule_main, "_refine")))
+  }
   do.call(rbind, lapply(names(sel), function(rule) {
     t <- sel[[rule]]
     S <- fit$steps[[t]]$support
@@ -132,15 +141,19 @@ problems <- c("friedman10", "hartmann6", names(Filter(Negate(is.null), tables)))
 if (nzchar(only)) problems <- intersect(problems, strsplit(only, ",")[[1]])
 cells <- rbind(data.frame(kind = "none", frac = 0),
                expand.grid(kind = kinds, frac = fracs, stringsAsFactors = FALSE))
+# SEL_CELLS=1,10: only these rows of `cells` (1 = none, 10 = constant 0.3);
+# the seeds stay those of the full run
+only_cells <- Sys.getenv("SEL_CELLS", "")
+cell_ids <- if (nzchar(only_cells)) as.integer(strsplit(only_cells, ",")[[1]]) else seq_len(nrow(cells))
 rows <- list()
 for (problem in problems) {
   for (rep in seq_len(reps)) {
-    for (i in seq_len(nrow(cells))) {
+    for (i in cell_ids) {
       # one seed per (problem, rep, cell): the same draw for every rule
       set.seed(1000 * match(problem, problems) + 100 * rep + i)
       res <- one_cell(problem, cells$kind[i], cells$frac[i], rep)
       rows[[length(rows) + 1]] <- res
-      r <- res[res$rule == paste0(rule_main, "_refine"), ]
+      r <- res[res$rule == if (rule_main == "esd") "esd" else paste0(rule_main, "_refine"), ]
       message(sprintf("%-10s %-9s %.1f rep %d: selected %3d of %3d (tp %3d), ratio %.2f, %.1fs",
                       problem, cells$kind[i], cells$frac[i], rep, r$n_selected, r$n_true,
                       r$true_pos, r$ratio, r$seconds))
