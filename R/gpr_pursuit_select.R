@@ -86,57 +86,104 @@ forward_search <- function(C, r, kmax, alpha) {
        outliers = sort(utils::tail(entered, k)))
 }
 
-# The forward-search outlier set of one fitted pursuit model: its kernel,
-# mean and sigma2, every point tested (the support's included).
-esd_support <- function(step, xs, ys, kernel, alpha, max_fraction) {
+# The forward search of one fitted pursuit model: its kernel, mean and
+# sigma2, every point tested (the support's included).
+esd_search <- function(step, xs, ys, kernel, alpha, max_fraction) {
   n <- length(ys)
   C <- .kernel_gram(xs, kernel_spec(kernel, step$log_par))
   diag(C) <- diag(C) + exp(step$log_noise)
-  forward_search(C, ys - step$mean, floor(max_fraction * n), alpha)$outliers
+  forward_search(C, ys - step$mean, floor(max_fraction * n), alpha)
 }
 
-# Selection by the ESD test: from the best model of the trace by BIC (after
-# the refinement, a robust start whose kernel was learned without most
-# outliers), take the ESD outlier set, refit the model with that support
-# (kernel re-learned on the remaining points) and test again with the refit's
-# hyperparameters, until the set repeats (at most `rounds` refits). The
-# refits join the trace (stage "esd"); returns the trace and the index of
-# the selected model.
+# Selection by the forward-search test. The test needs hyperparameters that
+# the outliers did not shape, and the outlier set decides which data they
+# are learned from, so the set is found by a fixed-point iteration: test
+# with a model's hyperparameters, refit the model with the flagged points as
+# its support (kernel re-learned on the rest; warm and cold start, the
+# better MAP fit kept), test again with the refit, until the flagged set
+# repeats (at most `rounds` refits). Two starts:
+#   * the best model of the trace by BIC (after the refinement);
+#   * the model refitted on the cleanest half of the data (the first
+#     n / 2 points of the first start's forward search): a cluster of
+#     outliers that the first start's kernel explains as signal (a short
+#     length-scale on an input on which they differ) is outside that half,
+#     so its kernel is learned without them.
+# The two fixed points are compared by the BIC, which is where a masked
+# cluster shows: the fit that keeps it pays in likelihood.
+# The refits join the trace (stage "esd"); returns the trace with the index
+# of the selected model in `selected`.
 pursuit_esd <- function(raw, xs, ys, kernel, ctl, core_fit, alpha, cold_start,
                         max_fraction = 0.5, rounds = 4L) {
   n <- length(ys)
   size_of <- function(steps) vapply(steps, function(s) length(s$support), integer(1))
-  bic <- pursuit_scores(pursuit_map_loglik(raw$steps), size_of(raw$steps), n, "bic", NULL)$score
-  cur <- which.max(bic)
+  bic_of <- function(steps) {
+    pursuit_scores(pursuit_map_loglik(steps), size_of(steps), n, "bic", NULL)$score
+  }
+  bic <- bic_of(raw$steps)
   visited <- lapply(raw$steps, function(s) sort(s$support))
-  for (round in seq_len(rounds + 1L)) {
-    S <- esd_support(raw$steps[[cur]], xs, ys, kernel, alpha, max_fraction)
-    if (identical(S, visited[[cur]])) break
-    seen <- which(vapply(visited, identical, logical(1), S))
-    if (length(seen)) {
-      # best fitted model at this support
-      cur <- seen[which.max(bic[seen])]
-      next
-    }
-    if (round > rounds) break
-    st <- raw$steps[[cur]]
+  refit <- function(from, S) {
+    st <- raw$steps[[from]]
     ctl_ref <- ctl
     ctl_ref$backward <- FALSE
     ctl_ref$levels <- integer(0)
     ctl_ref$initial_support <- as.integer(S)
-    # warm (this model's hyperparameters) and cold (the pursuit's initial
-    # values) start; the better MAP fit is kept, as in pursuit_refine()
     warm <- core_fit(st$log_par, st$mean, st$log_noise, ctl_ref)
     cold <- core_fit(cold_start$log_par, cold_start$mean, cold_start$log_noise, ctl_ref)
     ref <- if (pursuit_map_loglik(cold$steps) > pursuit_map_loglik(warm$steps)) cold else warm
-    raw$steps <- c(raw$steps, ref$steps)
-    raw$stage <- c(raw$stage, "esd")
-    raw$factorizations <- raw$factorizations + warm$factorizations + cold$factorizations
-    raw$rank_one_updates <- raw$rank_one_updates + warm$rank_one_updates + cold$rank_one_updates
-    visited <- c(visited, list(S))
-    bic <- c(bic, pursuit_scores(pursuit_map_loglik(ref$steps), length(S), n, "bic", NULL)$score)
-    cur <- length(raw$steps)
+    raw$steps <<- c(raw$steps, ref$steps)
+    raw$stage <<- c(raw$stage, "esd")
+    raw$factorizations <<- raw$factorizations + warm$factorizations + cold$factorizations
+    raw$rank_one_updates <<- raw$rank_one_updates + warm$rank_one_updates + cold$rank_one_updates
+    visited <<- c(visited, list(sort(as.integer(S))))
+    bic <<- c(bic, bic_of(ref$steps))
+    length(raw$steps)
   }
-  raw$selected <- cur
+  iterate <- function(cur) {
+    for (round in seq_len(rounds + 1L)) {
+      S <- esd_search(raw$steps[[cur]], xs, ys, kernel, alpha, max_fraction)$outliers
+      if (identical(S, visited[[cur]])) break
+      seen <- which(vapply(visited, identical, logical(1), S))
+      if (length(seen)) {
+        cur <- seen[which.max(bic[seen])]
+        next
+      }
+      if (round > rounds) break
+      cur <- refit(cur, S)
+    }
+    cur
+  }
+  best <- which.max(bic)
+  a <- iterate(best)
+  search <- esd_search(raw$steps[[best]], xs, ys, kernel, alpha, max_fraction)
+  half <- refit(best, sort(utils::tail(search$entered, n - floor(n / 2))))
+  b <- iterate(half)
+  if (b == half) b <- a  # the half fit itself is a start, not a candidate
+  empty <- which(size_of(raw$steps) == 0L)
+  c0 <- if (length(empty)) iterate(empty[which.max(bic[empty])]) else a
+  raw$selected <- esd_choose(unique(c(a, b, c0)), raw$steps, n)
   raw
+}
+
+# Choice between the fixed points. Each is self-consistent (its own fit's
+# test flags exactly its support), and there can be several: with
+# heavy-tailed residuals, trimming the most extreme inliers lowers sigma2,
+# which makes the next ones significant (the robust starts end there), while
+# the start from the empty support keeps the hyperparameters learned from
+# all points. The fixed points are compared by the extended BIC (Chen & Chen
+# 2008, gamma = 0.5), whose price for a support of size k,
+# 0.5 log(n) k + 0.5 log choose(n, k), counts the supports of that size a
+# search could have picked: trimmed tails rarely pay for it, a cluster of
+# outliers that a smaller support's kernel explains as signal does. The
+# empty support competes only when every start ends there: a fit whose
+# hyperparameters were learned with all points can flag nothing because the
+# outliers inflated sigma2 (masking), which the robust starts were made to
+# avoid.
+esd_choose <- function(candidates, steps, n) {
+  size <- vapply(steps[candidates], function(s) length(s$support), integer(1))
+  if (any(size > 0L)) {
+    candidates <- candidates[size > 0L]
+    size <- size[size > 0L]
+  }
+  ebic <- pursuit_scores(pursuit_map_loglik(steps[candidates]), size, n, "ebic", NULL)$score
+  candidates[which.max(ebic)]
 }
