@@ -54,6 +54,26 @@
 #' * `"paper"`: the paper's rule read literally, `L_t + log_prior(k)`: each
 #'   outlier costs `1 / prior_mean` nats, so it also flags inliers.
 #'
+#' * `"esd"`: a calibrated sequential test instead of a price per outlier
+#'   (`R/gpr_pursuit_select.R`). Rosner's generalised ESD test carried over
+#'   to the GP as a forward search: with fixed hyperparameters, a clean set
+#'   grows from the empty set by the point whose standardised residual
+#'   `|z_j| = |y_j - m - mu_j| / sd_j` given the clean set is smallest; the
+#'   statistic at clean-set size `m` is that smallest `|z|`, compared with the
+#'   Bonferroni value `qt(1 - alpha / (2 (m + 1)), m)`
+#'   (`pursuit_control(esd_alpha)`, default 0.05), and the points outside
+#'   the smallest clean set (of at least `n / 2`) with a significant
+#'   statistic are flagged. Predicting each point from points that no
+#'   flagged point touched avoids the swamping of a removal path, where an
+#'   outlier drags its neighbours' leave-one-out predictions. The
+#'   hyperparameters come from a fixed-point iteration (test, refit with the
+#'   flagged support, test again until the set repeats) from three starts:
+#'   the best model by BIC after the refinement, a fit on the cleanest half
+#'   of the data, and the model with an empty support; the fixed points are
+#'   compared by the EBIC (the empty support only if no start found
+#'   another). Without outliers and with the right hyperparameters the test
+#'   flags nothing with probability about `1 - alpha`.
+#'
 #' `log_prior` replaces the exponential prior of the last two rules.
 #' `posterior` is `softmax(score)` over the models visited (for `"botorch"`
 #' a tempered one). With `average = TRUE`, predictions average the trace
@@ -104,7 +124,7 @@
 #' @param n_outliers Increasing support sizes (counts), overriding `fractions`.
 #' @param parameterization `"convex"` or `"canonical"`.
 #' @param selection Model-selection rule over the trace: `"bic"`, `"ebic"`,
-#'   `"botorch"` or `"paper"` (see Model selection).
+#'   `"botorch"`, `"paper"` or `"esd"` (see Model selection).
 #' @param refine Refine the selected support by Lemma-1 gains and refits
 #'   (see Model selection)?
 #' @param prior_mean Mean of the exponential prior on `|S|` (> 0) of the
@@ -382,6 +402,9 @@ pursuit_hyperprior <- function(fl, d, standardized) {
 #' @param refine_starts Number of trace models (the best ones by BIC) from
 #'   which the refinement step of the model selection starts (see
 #'   [gpr_pursuit()], argument `refine`).
+#' @param esd_alpha Level of the forward-search test of
+#'   `gpr_pursuit(selection = "esd")` (the probability of flagging any point
+#'   of a sample without outliers when the hyperparameters are right).
 #' @param reuse_factor Reuse the factor at each optimum for scoring/evidence?
 #' @param strategy `"fast"` (defaults) or `"botorch"` (overrides the three
 #'   switches above).
