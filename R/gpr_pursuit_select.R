@@ -88,11 +88,10 @@ forward_search <- function(C, r, kmax, alpha) {
 
 # The forward search of one fitted pursuit model: its kernel, mean and
 # sigma2, every point tested (the support's included).
-esd_search <- function(step, xs, ys, kernel, alpha, max_fraction) {
-  n <- length(ys)
+esd_search <- function(step, xs, ys, kernel, alpha, kmax) {
   C <- .kernel_gram(xs, kernel_spec(kernel, step$log_par))
   diag(C) <- diag(C) + exp(step$log_noise)
-  forward_search(C, ys - step$mean, floor(max_fraction * n), alpha)
+  forward_search(C, ys - step$mean, kmax, alpha)
 }
 
 # Selection by the forward-search test. The test needs hyperparameters that
@@ -112,9 +111,12 @@ esd_search <- function(step, xs, ys, kernel, alpha, max_fraction) {
 # cluster shows: the fit that keeps it pays in likelihood.
 # The refits join the trace (stage "esd"); returns the trace with the index
 # of the selected model in `selected`.
-pursuit_esd <- function(raw, xs, ys, kernel, ctl, core_fit, alpha, cold_start,
-                        max_fraction = 0.5, rounds = 4L) {
+pursuit_esd <- function(raw, xs, ys, kernel, ctl, core_fit, alpha, cold_start, max_size,
+                        rounds = 4L) {
   n <- length(ys)
+  # at most half of the points, and no more than the schedule's largest
+  # support (n_outliers = 0 asks for the model without outliers)
+  kmax <- min(floor(n / 2), max_size)
   size_of <- function(steps) vapply(steps, function(s) length(s$support), integer(1))
   bic_of <- function(steps) {
     pursuit_scores(pursuit_map_loglik(steps), size_of(steps), n, "bic", NULL)$score
@@ -140,7 +142,7 @@ pursuit_esd <- function(raw, xs, ys, kernel, ctl, core_fit, alpha, cold_start,
   }
   iterate <- function(cur) {
     for (round in seq_len(rounds + 1L)) {
-      S <- esd_search(raw$steps[[cur]], xs, ys, kernel, alpha, max_fraction)$outliers
+      S <- esd_search(raw$steps[[cur]], xs, ys, kernel, alpha, kmax)$outliers
       if (identical(S, visited[[cur]])) break
       seen <- which(vapply(visited, identical, logical(1), S))
       if (length(seen)) {
@@ -153,8 +155,12 @@ pursuit_esd <- function(raw, xs, ys, kernel, ctl, core_fit, alpha, cold_start,
     cur
   }
   best <- which.max(bic)
+  if (kmax < 1) {
+    raw$selected <- best
+    return(raw)
+  }
   a <- iterate(best)
-  search <- esd_search(raw$steps[[best]], xs, ys, kernel, alpha, max_fraction)
+  search <- esd_search(raw$steps[[best]], xs, ys, kernel, alpha, kmax)
   half <- refit(best, sort(utils::tail(search$entered, n - floor(n / 2))))
   b <- iterate(half)
   if (b == half) b <- a  # the half fit itself is a start, not a candidate

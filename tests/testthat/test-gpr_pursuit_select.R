@@ -86,7 +86,7 @@ test_that("selection = 'esd' finds planted constant outliers and records its ref
   # the selected model is self-consistent: the forward search with its own
   # kernel, mean and sigma2 flags exactly its support
   st <- fit$steps[[fit$selected]]
-  expect_equal(ns$esd_search(st, fit$x, fit$y, fit$kernel_std, 0.05, 0.5)$outliers,
+  expect_equal(ns$esd_search(st, fit$x, fit$y, fit$kernel_std, 0.05, 40)$outliers,
                sort(st$support))
   expect_true(fit$selection == "esd")
   expect_true(all(fit$trace$stage %in% c("pursuit", "refine", "esd")))
@@ -107,6 +107,20 @@ test_that("the fixed points are compared by the EBIC, the empty support only as 
   steps[[1]]$nll <- -1000
   expect_false(ns$esd_choose(1:3, steps, n) == 1L)
   expect_equal(ns$esd_choose(1L, steps, n), 1L)
+})
+
+test_that("the test flags no more than the schedule's largest support", {
+  d <- gp_sample(40, 8)
+  y <- d$y
+  y[c(5, 30)] <- y[c(5, 30)] + 4
+  # n_outliers = 0 asks for the model without outliers: no test refits
+  fit <- gpr_pursuit(d$x, y, direction = "forward", n_outliers = 0, refine = FALSE)
+  expect_length(fit$support, 0)
+  expect_equal(nrow(fit$trace), 1L)
+  fit1 <- suppressWarnings(gpr_pursuit(d$x, y, direction = "forward", n_outliers = 0:1))
+  expect_lte(length(fit1$support), 1)
+  fit2 <- suppressWarnings(gpr_pursuit(d$x, y, direction = "forward", n_outliers = 0:4))
+  expect_setequal(fit2$support, c(5, 30))
 })
 
 test_that("esd_alpha is checked", {
