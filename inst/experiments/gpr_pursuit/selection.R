@@ -31,9 +31,14 @@
 #
 # SEL_RULE=bic runs the default fit with selection = "bic" instead, which
 # gives the rows "bic_refine" (the other rules' rows are the same as in the
-# ebic run: the pursuit trace does not depend on the rule).
+# ebic run: the pursuit trace does not depend on the rule). SEL_RULE=esd runs
+# it with selection = "esd" (the default since the second round), whose
+# Usage (package root): OPENBLAS_NUM_THREADS=1 [SEL_RULE=bic|esd] [SEL_PROBLEMS=friedman10,yacht] [SEL_CELLS=1,10] \
+# over the pursuit and refinement models) and "esd" (the test's choice).
+# SEL_CELLS=1,10 runs only these cells (1 = none, 10 = constant 30 %) with
+# the seeds of the full run.
 #
-# Usage (package root): OPENBLAS_NUM_THREADS=1 [SEL_RULE=bic] [SEL_PROBLEMS=friedman10,yacht] \
+# Usage (package root): OPENBLAS_NUM_THREADS=1 [SEL_RULE=bic|esd] [SEL_PROBLEMS=friedman10,yacht] [SEL_CELLS=1,10] \
 #   Rscript inst/experiments/gpr_pursuit/selection.R [n] [reps]
 # Writes inst/experiments/gpr_pursuit/results/selection-n<n>-r<reps>[-<SEL_RULE>].csv.
 suppressPackageStartupMessages(library(noisylabels))
