@@ -24,7 +24,7 @@
 #   bic         : total MAP log-likelihood - 0.5 log(n) |S|
 #   ebic        : total MAP log-likelihood - 0.5 log(n) |S| - 0.5 log C(n, |S|)
 #                 (extended BIC, Chen & Chen 2008, gamma = 0.5)
-#   ebic_refine : ebic, then the Lemma-1 refinement (the new default)
+#   ebic_refine : ebic, then the Lemma-1 refinement
 # Oracle: the same GP (kernel, hyperpriors) fitted on the clean training
 # points only (the true outliers dropped). RMSE on the test points against
 # f (simulations) or the clean label (UCI).
@@ -33,7 +33,7 @@
 # gives the rows "bic_refine" (the other rules' rows are the same as in the
 # ebic run: the pursuit trace does not depend on the rule). SEL_RULE=esd runs
 # it with selection = "esd" (the default since the second round), whose
-# Usage (package root): OPENBLAS_NUM_THREADS=1 [SEL_RULE=bic|esd] [SEL_PROBLEMS=friedman10,yacht] [SEL_CELLS=1,10] \
+# trace holds the BIC-refined models: rows "bic_refine" (the BIC's argmax
 # over the pursuit and refinement models) and "esd" (the test's choice).
 # SEL_CELLS=1,10 runs only these cells (1 = none, 10 = constant 30 %) with
 # the seeds of the full run.
