@@ -132,10 +132,13 @@ print.gpr_pursuit <- function(x, ...) {
                                                       if (length(x$support) > 10) " ..." else "") else ""))
   cli::cat_line(sprintf("  sigma2 = %.4g, mean = %.4g, log-likelihood = %.2f",
                         x$sigma2, x$mean, x$trace$loglik[x$selected]))
-  cli::cat_line(sprintf("  support sizes visited: %s%s",
+  cli::cat_line(sprintf("  support sizes visited: %s%s%s",
                         paste(x$trace$size[x$trace$stage == "pursuit"], collapse = " "),
                         if (any(x$trace$stage == "refine"))
                           paste0("; refined: ", paste(x$trace$size[x$trace$stage == "refine"], collapse = " "))
+                        else "",
+                        if (any(x$trace$stage == "esd"))
+                          paste0("; test refits: ", paste(x$trace$size[x$trace$stage == "esd"], collapse = " "))
                         else ""))
   cli::cat_line(sprintf("  %d factorizations, %d rank-one updates, %d L-BFGS iterations%s",
                         as.integer(x$factorizations), as.integer(x$rank_one_updates),

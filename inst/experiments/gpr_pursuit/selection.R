@@ -24,16 +24,21 @@
 #   bic         : total MAP log-likelihood - 0.5 log(n) |S|
 #   ebic        : total MAP log-likelihood - 0.5 log(n) |S| - 0.5 log C(n, |S|)
 #                 (extended BIC, Chen & Chen 2008, gamma = 0.5)
-#   ebic_refine : ebic, then the Lemma-1 refinement (the new default)
+#   ebic_refine : ebic, then the Lemma-1 refinement
 # Oracle: the same GP (kernel, hyperpriors) fitted on the clean training
 # points only (the true outliers dropped). RMSE on the test points against
 # f (simulations) or the clean label (UCI).
 #
 # SEL_RULE=bic runs the default fit with selection = "bic" instead, which
 # gives the rows "bic_refine" (the other rules' rows are the same as in the
-# ebic run: the pursuit trace does not depend on the rule).
+# ebic run: the pursuit trace does not depend on the rule). SEL_RULE=esd runs
+# it with selection = "esd" (the default since the second round), whose
+# trace holds the BIC-refined models: rows "bic_refine" (the BIC's argmax
+# over the pursuit and refinement models) and "esd" (the test's choice).
+# SEL_CELLS=1,10 runs only these cells (1 = none, 10 = constant 30 %) with
+# the seeds of the full run.
 #
-# Usage (package root): OPENBLAS_NUM_THREADS=1 [SEL_RULE=bic] [SEL_PROBLEMS=friedman10,yacht] \
+# Usage (package root): OPENBLAS_NUM_THREADS=1 [SEL_RULE=bic|esd] [SEL_PROBLEMS=friedman10,yacht] [SEL_CELLS=1,10] \
 #   Rscript inst/experiments/gpr_pursuit/selection.R [n] [reps]
 # Writes inst/experiments/gpr_pursuit/results/selection-n<n>-r<reps>[-<SEL_RULE>].csv.
 suppressPackageStartupMessages(library(noisylabels))
@@ -113,7 +118,16 @@ one_cell <- function(problem, kind, frac, rep) {
     purs[which.max(sc)]
   }
   sel <- c(botorch = pick("botorch"), paper = pick("paper"), bic = pick("bic"),
-           ebic = pick("ebic"), stats::setNames(fit$selected, paste0(rule_main, "_refine")))
+           ebic = pick("ebic"))
+  if (rule_main == "esd") {
+    # the ESD fit holds the BIC-refined trace: bic_refine is the BIC's argmax
+    # over the pursuit and refinement models, esd the test's choice
+    ref <- which(tr$stage %in% c("pursuit", "refine"))
+    bic <- ns$pursuit_scores(ll[ref], tr$size[ref], n, "bic", lp)$score
+    sel <- c(sel, bic_refine = ref[which.max(bic)], esd = fit$selected)
+  } else {
+    sel <- c(sel, stats::setNames(fit$selected, paste0(rule_main, "_refine")))
+  }
   do.call(rbind, lapply(names(sel), function(rule) {
     t <- sel[[rule]]
     S <- fit$steps[[t]]$support
@@ -132,15 +146,19 @@ problems <- c("friedman10", "hartmann6", names(Filter(Negate(is.null), tables)))
 if (nzchar(only)) problems <- intersect(problems, strsplit(only, ",")[[1]])
 cells <- rbind(data.frame(kind = "none", frac = 0),
                expand.grid(kind = kinds, frac = fracs, stringsAsFactors = FALSE))
+# SEL_CELLS=1,10: only these rows of `cells` (1 = none, 10 = constant 0.3);
+# the seeds stay those of the full run
+only_cells <- Sys.getenv("SEL_CELLS", "")
+cell_ids <- if (nzchar(only_cells)) as.integer(strsplit(only_cells, ",")[[1]]) else seq_len(nrow(cells))
 rows <- list()
 for (problem in problems) {
   for (rep in seq_len(reps)) {
-    for (i in seq_len(nrow(cells))) {
+    for (i in cell_ids) {
       # one seed per (problem, rep, cell): the same draw for every rule
       set.seed(1000 * match(problem, problems) + 100 * rep + i)
       res <- one_cell(problem, cells$kind[i], cells$frac[i], rep)
       rows[[length(rows) + 1]] <- res
-      r <- res[res$rule == paste0(rule_main, "_refine"), ]
+      r <- res[res$rule == if (rule_main == "esd") "esd" else paste0(rule_main, "_refine"), ]
       message(sprintf("%-10s %-9s %.1f rep %d: selected %3d of %3d (tp %3d), ratio %.2f, %.1fs",
                       problem, cells$kind[i], cells$frac[i], rep, r$n_selected, r$n_true,
                       r$true_pos, r$ratio, r$seconds))

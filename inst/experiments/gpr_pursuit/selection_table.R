@@ -39,7 +39,7 @@ targets_table <- function(r) {
   out[order(out$problem, match(out$rule, rule_order)), ]
 }
 
-rule_order <- c("botorch", "paper", "bic", "ebic", "bic_refine", "ebic_refine")
+rule_order <- c("botorch", "paper", "bic", "ebic", "bic_refine", "ebic_refine", "esd")
 
 if (sys.nframe() == 0L) {
   args <- commandArgs(trailingOnly = TRUE)
