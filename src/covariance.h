@@ -109,6 +109,12 @@ class VecchiaCovariance : public CovarianceOperator {
   // (`new_neighbors`, set before calling; n_new x m', 0-based, -1 padded).
   GpPrediction predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) override;
   void set_prediction_neighbors(const Eigen::MatrixXi& nn) { new_neighbors_ = nn; }
+  // evaluate() and nll_gradient() (with grad_s) from one pass over the
+  // conditioning sets (gpr_pursuit needs alpha for its mean's gradient).
+  double evaluate_gradient(const VectorXd& s, CovEval& eval, VectorXd& grad_theta,
+                           VectorXd& grad_s) {
+    return pass(s, &eval, &grad_theta, &grad_s);
+  }
 
  private:
   // One pass over all conditioning sets; fills what is asked for.
