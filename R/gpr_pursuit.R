@@ -115,7 +115,10 @@
 #'   proposal is then judged by the true Vecchia likelihood: a sweep step is
 #'   halved until the likelihood improves (or dropped), and a refined support
 #'   enters the trace only through a full refit, selected by its score.
-#'   The noise scores off the support use the closed form.
+#'   The noise scores off the support use the closed form. Its leave-one-out
+#'   variance without `rho_i`, `1 / Q_ii - rho_i`, is floored at `sigma2`
+#'   (a bound in the exact GP that the Vecchia model can violate for points
+#'   with a large `rho_i`).
 #'
 #' With every earlier label conditioned on (`neighbors = n - 1`) the model is
 #' the exact GP and the Vecchia path reproduces the dense fit (tested).

@@ -272,7 +272,13 @@ VectorXd lemma1_gain(const Cholesky& chol, const VectorXd& r, const VectorXd& rh
 //   proposing coordinate steps, applied as checked Jacobi steps: all support
 //   points move to their closed-form values at once, the true Vecchia NLL is
 //   evaluated, and the step is halved until it decreases (at most 6 halvings;
-//   otherwise the sweep stops). A dense Gauss-Seidel sweep (one point at a
+//   otherwise the sweep stops). The LOO variance without rho_i,
+//   1/Q_ii - rho_i, is floored at sigma2 (its lower bound in the exact GP):
+//   at m = 20 it fell below sigma2, even below 0, for some points with a
+//   large rho_i, which zeroed or inflated their gains (n = 3,000
+//   Friedman-5, m = 20: 20 of 300 support points got gain 0, and the gains
+//   correlated 0.20 with the exact GP's at the same parameters; floored:
+//   2 and 0.98). A dense Gauss-Seidel sweep (one point at a
 //   time, Sherman-Morrison updates) has no O(n m) analogue: moving one rho_i
 //   needs the blocks of all points conditioned on i.
 // With every earlier point conditioned on (m = n - 1) the model is the exact
@@ -349,6 +355,7 @@ double PursuitModel::jacobi_sweeps(VectorXd& z, const std::vector<int>& support,
   const double f_start = last_eval_.nll;
   double f_now = f_start;
   const VectorXd d = base_diagonal(z);
+  const double noise = std::exp(z(p + 1));
   VectorXd rho = rho_of(z, support);
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     // Closed-form proposals from the LOO quantities at the current point.
@@ -359,7 +366,8 @@ double PursuitModel::jacobi_sweeps(VectorXd& z, const std::vector<int>& support,
       const double q = last_eval_.inv_diag(i);
       const double e = last_eval_.alpha(i) / q;
       const double cap = opt_.convex ? d(i) * opt_.s_max / (1.0 - opt_.s_max) : opt_.rho_max;
-      target(j) = std::min(cap, std::max(0.0, e * e - 1.0 / q + rho(i)));
+      const double v = std::max(1.0 / q - rho(i), noise);  // see lemma1_from_precision()
+      target(j) = std::min(cap, std::max(0.0, e * e - v));
       move = std::max(move, std::abs(target(j) - rho(i)) / d(i));
     }
     if (move < 1e-10) break;
@@ -384,11 +392,14 @@ double PursuitModel::jacobi_sweeps(VectorXd& z, const std::vector<int>& support,
 }
 
 VectorXd lemma1_from_precision(const VectorXd& alpha, const VectorXd& inv_diag,
-                               const VectorXd& rho, bool gain) {
+                               const VectorXd& rho, bool gain, double v_floor) {
   VectorXd out(alpha.size());
   for (int i = 0; i < alpha.size(); ++i) {
     const double e = alpha(i) / inv_diag(i);
-    const double v = 1.0 / inv_diag(i) - rho(i);  // 1/P_ii = v_i + rho_i
+    // 1/P_ii = v_i + rho_i (exact GP). v_i = Var(f_i | y_-i) + sigma2 is at
+    // least sigma2 there; in a Vecchia model 1/Q_ii - rho_i can fall below it
+    // (even below 0) for points with a large rho_i, so it is floored.
+    const double v = std::max(1.0 / inv_diag(i) - rho(i), v_floor);
     if (!gain) {
       out(i) = std::max(0.0, e * e - v);
     } else {
@@ -402,7 +413,10 @@ VectorXd lemma1_from_precision(const VectorXd& alpha, const VectorXd& inv_diag,
 VectorXd PursuitModel::lemma1(const VectorXd& z, const std::vector<int>& support, bool gain) {
   ensure_factor(z, support, true);
   const VectorXd rho = rho_of(z, support);
-  if (vecchia_) return lemma1_from_precision(last_eval_.alpha, last_eval_.inv_diag, rho, gain);
+  if (vecchia_) {
+    return lemma1_from_precision(last_eval_.alpha, last_eval_.inv_diag, rho, gain,
+                                 std::exp(z(n_kernel() + 1)));
+  }
   const VectorXd r = y_.array() - z(n_kernel());
   return gain ? lemma1_gain(chol_, r, rho) : lemma1_optimal_rho(chol_, r, rho);
 }

@@ -181,9 +181,11 @@ class PursuitModel {
 };
 
 // Lemma-1 values from the LOO quantities of any Gaussian with precision P:
-// alpha = P r, inv_diag = diag(P); rho_i* (gain = false) or the gain.
+// alpha = P r, inv_diag = diag(P); rho_i* (gain = false) or the gain. The
+// LOO variance without rho_i, 1/P_ii - rho_i, is floored at v_floor (sigma2:
+// a bound in the exact GP that a Vecchia model can violate).
 VectorXd lemma1_from_precision(const VectorXd& alpha, const VectorXd& inv_diag,
-                               const VectorXd& rho, bool gain);
+                               const VectorXd& rho, bool gain, double v_floor);
 
 // Lemma 1 (spec §1.2) from one factor of the current K: for every point,
 // rho_i* = max(0, e_i^2 - v_i) with e_i the LOO residual and v_i the LOO

@@ -128,7 +128,7 @@ Eigen::VectorXd vecchia_lemma1(const Eigen::MatrixXd& x, const Eigen::VectorXd& 
   VecchiaCovariance cov(x, r, kernel_from_list(spec), JitterPolicy(), nn, threads);
   const Eigen::VectorXd s = rho.array() + noise;
   const CovEval e = cov.evaluate(s);
-  return lemma1_from_precision(e.alpha, e.inv_diag, rho, gain);
+  return lemma1_from_precision(e.alpha, e.inv_diag, rho, gain, noise);
 }
 
 }  // namespace
