@@ -62,6 +62,9 @@
 #' s <- sim_friedman(60, corruption = "constant", prob = 0.1)
 #' b <- gpr_baseline(s$x, s$y, "winsorize")
 #' head(predict(b, s$x))
+#' # the homoscedastic Vecchia GP (the default above 2,000 labels)
+#' bv <- gpr_baseline(s$x, s$y, approx = "vecchia", neighbors = 15)
+#' bv
 #' @export
 gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson", "trimmed",
                                     "trimmed_mll"),

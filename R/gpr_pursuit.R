@@ -192,6 +192,10 @@
 #' fit
 #' label_issues(fit)[1:5, ]
 #' predict(fit, data.frame(x = c(0.25, 0.5)))
+#' # the Vecchia backend (the default above 2,000 labels)
+#' fit_v <- gpr_pursuit(x, y, direction = "forward", n_outliers = 0:6,
+#'                      approx = "vecchia", neighbors = 10)
+#' fit_v$support
 #' @export
 gpr_pursuit <- function(x, ...) {
   if (missing(x)) {
