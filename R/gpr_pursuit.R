@@ -345,8 +345,8 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   if (refine) {
     raw <- pursuit_refine(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit,
                           control$backend, starts = control$refine_starts,
-                          cold_start = list(log_par = fl$log_par, mean = 0,
-                                            log_noise = log(control$noise_init)))
+                          cold_start = start,
+                          cold = control$refine_cold %||% (backend$approx == "dense"))
   }
   progress_done(bar)
   fit <- new_gpr_pursuit(raw, x = xs, y = ys, kernel = kernel, fl = fl, log_prior = log_prior,
@@ -442,6 +442,11 @@ pursuit_hyperprior <- function(fl, d, standardized) {
 #'   of its length-scales, and start the pursuit from the pilot's
 #'   hyperparameters? `FALSE`: the sets use the initial length-scales and the
 #'   pursuit starts from the defaults (as the dense path does).
+#' @param refine_cold Refit each refined support also from the pursuit's
+#'   starting values (a "cold" start, besides the warm start from the model
+#'   it came from), keeping the better fit? `NULL` (default): yes on the
+#'   dense path, no on the Vecchia path, where the cold refits were half of
+#'   the refinement's cost at n = 20,000 (see `inst/bench/gpr_pursuit`).
 #' @param refine_starts Number of trace models (the best ones by BIC) from
 #'   which the refinement step of the model selection starts (see
 #'   [gpr_pursuit()], argument `refine`).
@@ -461,7 +466,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                             max_outer = 50, sweeps = 3, polish_iter = 30,
                             inner_iter = 10, block_fraction = 0.25,
                             profiled = FALSE, profile_sweeps = 10, reseed_sweeps = 10,
-                            refine_starts = 3, vecchia_pilot = TRUE,
+                            refine_starts = 3, refine_cold = NULL, vecchia_pilot = TRUE,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
   strategy <- match_arg(strategy)
   backend <- match_arg(backend)
@@ -486,6 +491,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
   reseed_sweeps <- check_count(reseed_sweeps, "reseed_sweeps", lower = 0)
   refine_starts <- check_count(refine_starts, "refine_starts")
   check_flag(vecchia_pilot, "vecchia_pilot")
+  if (!is.null(refine_cold)) check_flag(refine_cold, "refine_cold")
   if (strategy == "botorch") {
     reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
   }
@@ -498,7 +504,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                  block_fraction = block_fraction, inner_iter = as.integer(inner_iter),
                  profiled = profiled, profile_sweeps = as.integer(profile_sweeps),
                  reseed_sweeps = as.integer(reseed_sweeps),
-                 refine_starts = as.integer(refine_starts), vecchia_pilot = vecchia_pilot,
+                 refine_starts = as.integer(refine_starts), refine_cold = refine_cold,
+                 vecchia_pilot = vecchia_pilot,
                  strategy = strategy, backend = backend),
             class = "pursuit_control")
 }
@@ -587,7 +594,7 @@ pursuit_map_loglik <- function(steps) {
 # model it came from (at most `rounds` times), stopping at a support already
 # fitted. The caller selects the best-scoring model of the whole trace.
 pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit, backend,
-                           cold_start, starts = 3L, rounds = 3L) {
+                           cold_start, starts = 3L, rounds = 3L, cold = TRUE) {
   n <- length(ys)
   size_of <- function(steps) vapply(steps, function(s) length(s$support), integer(1))
   score_of <- function(steps) {
@@ -618,12 +625,13 @@ pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_
       # leave a poor basin that the backward pursuit fell into at full
       # support (e.g. a relevant input given a huge length-scale).
       warm <- core_fit(st$log_par, st$mean, st$log_noise, ctl_ref)
-      cold <- core_fit(cold_start$log_par, cold_start$mean, cold_start$log_noise, ctl_ref)
-      ref <- if (score_of(cold$steps) > score_of(warm$steps)) cold else warm
+      cold_fit <- if (cold) core_fit(cold_start$log_par, cold_start$mean, cold_start$log_noise, ctl_ref)
+      ref <- if (!is.null(cold_fit) && score_of(cold_fit$steps) > score_of(warm$steps)) cold_fit else warm
       raw$steps <- c(raw$steps, ref$steps)
       raw$stage <- c(raw$stage, "refine")
-      raw$factorizations <- raw$factorizations + warm$factorizations + cold$factorizations
-      raw$rank_one_updates <- raw$rank_one_updates + warm$rank_one_updates + cold$rank_one_updates
+      raw$factorizations <- raw$factorizations + warm$factorizations + (cold_fit$factorizations %||% 0)
+      raw$rank_one_updates <- raw$rank_one_updates + warm$rank_one_updates +
+        (cold_fit$rank_one_updates %||% 0)
       score <- c(score, score_of(ref$steps))
       if (score[length(score)] <= score[cur]) break
       cur <- length(score)

@@ -95,7 +95,8 @@ test_that("Vecchia pursuit with neighbors = n - 1 gives the dense pursuit's resu
   x <- seq(0, 1, length.out = n)
   y <- sin(6 * x) + rnorm(n, sd = 0.1)
   y[c(5, 20, 33)] <- y[c(5, 20, 33)] + 3
-  ctl <- pursuit_control(ftol = 1e-12, pgtol = 1e-9)
+  # refine_cold = TRUE on both (the Vecchia default skips the cold refits)
+  ctl <- pursuit_control(ftol = 1e-12, pgtol = 1e-9, refine_cold = TRUE)
   for (dir in c("forward", "backward")) {
     args <- list(x, y, direction = dir, n_outliers = c(0:4, if (dir == "backward") 40),
                  control = ctl)
