@@ -188,3 +188,21 @@ test_that("bad backend input gives classed errors or a message", {
   withr::local_options(noisylabels.max_gb = 1e-6)
   expect_error(gpr_pursuit(x, y, approx = "dense"), "vecchia", class = "noisylabels_error_memory")
 })
+
+test_that("iterative trimming and winsorising run on the Vecchia backend", {
+  set.seed(16)
+  s <- sim_friedman(120, d = 5)
+  y <- s$y
+  out <- c(3L, 40L, 77L)
+  y[out] <- y[out] + 25
+  tr <- gpr_baseline(s$x, y, "trimmed", trim = 0.05, approx = "vecchia", neighbors = 10L)
+  expect_equal(tr$fit$approx, "vecchia")
+  expect_false(any(out %in% tr$kept))
+  expect_output(print(tr), "Vecchia approximation, 10 neighbours")
+  wz <- gpr_baseline(s$x, y, "winsorize", approx = "vecchia", neighbors = 10L)
+  expect_equal(wz$fit$approx, "vecchia")
+  # the clipped labels are what the Vecchia GP was fitted to
+  q <- stats::quantile(y, c(0.25, 0.75), names = FALSE)
+  clipped <- pmin(pmax(y, q[1] - 1.5 * diff(q)), q[2] + 1.5 * diff(q))
+  expect_equal(wz$fit$y_center + wz$fit$y_scale * wz$fit$y, clipped)
+})
