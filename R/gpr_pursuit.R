@@ -92,7 +92,7 @@
 #'
 #' @section Vecchia approximation:
 #' With `approx = "vecchia"` every likelihood evaluation is the response
-#' Vecchia likelihood (DESIGN.md §7) of the same model, with the noise
+#' Vecchia likelihood of the same model (as in [gpr_loo()]), with the noise
 #' `sigma2 + rho_i` on the diagonal of each conditioning block. The
 #' conditioning sets are chosen by kd-tree in the metric of the length-scales
 #' of a homoscedastic Vecchia pilot fit (`pursuit_control(vecchia_pilot)`),
@@ -122,7 +122,9 @@
 #'
 #' With every earlier label conditioned on (`neighbors = n - 1`) the model is
 #' the exact GP and the Vecchia path reproduces the dense fit (tested).
-#' `predict()` conditions each new point on its `max(5 m, 150)` nearest
+#' The refinement refits each candidate support from the warm start only
+#' (`pursuit_control(refine_cold)`). `predict()` conditions each new point on
+#' its `max(5 m, 150)` nearest
 #' training labels. `factorizations` then counts passes over the
 #' conditioning sets.
 #'
