@@ -61,16 +61,16 @@
     .Call(`_noisylabels_gpr_pursuit_fit_cpp`, x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress)
 }
 
-.gpr_pursuit_objective <- function(x, y, spec, z, support, convex, prior_mu = NULL, prior_sd = NULL) {
-    .Call(`_noisylabels_gpr_pursuit_objective_cpp`, x, y, spec, z, support, convex, prior_mu, prior_sd)
+.gpr_pursuit_objective <- function(x, y, spec, z, support, convex, prior_mu = NULL, prior_sd = NULL, neighbors = NULL) {
+    .Call(`_noisylabels_gpr_pursuit_objective_cpp`, x, y, spec, z, support, convex, prior_mu, prior_sd, neighbors)
 }
 
-.gpr_pursuit_lemma1 <- function(x, y, spec, mean, noise, rho) {
-    .Call(`_noisylabels_gpr_pursuit_lemma1_cpp`, x, y, spec, mean, noise, rho)
+.gpr_pursuit_lemma1 <- function(x, y, spec, mean, noise, rho, neighbors = NULL, threads = 1L) {
+    .Call(`_noisylabels_gpr_pursuit_lemma1_cpp`, x, y, spec, mean, noise, rho, neighbors, threads)
 }
 
-.gpr_pursuit_gain <- function(x, y, spec, mean, noise, rho, backend) {
-    .Call(`_noisylabels_gpr_pursuit_gain_cpp`, x, y, spec, mean, noise, rho, backend)
+.gpr_pursuit_gain <- function(x, y, spec, mean, noise, rho, backend, neighbors = NULL, threads = 1L) {
+    .Call(`_noisylabels_gpr_pursuit_gain_cpp`, x, y, spec, mean, noise, rho, backend, neighbors, threads)
 }
 
 .gpr_pursuit_predict <- function(x, y, spec, mean, noise, rho, xnew, backend) {

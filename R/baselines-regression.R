@@ -35,6 +35,16 @@
 #' @param trim Fraction of points trimmed by `"trimmed"` and `"trimmed_mll"`
 #'   (Andrade & Takeda's `nu`, the assumed maximal outlier fraction).
 #' @param iterations Maximum trimming rounds (each ends with one refit).
+#' @param approx,neighbors,threads Covariance backend, as in [gpr_pursuit()]
+#'   (`"auto"`: Vecchia above 2,000 labels). With `"vecchia"` the standard GP
+#'   is the homoscedastic Vecchia model: the kernel log-hyperparameters, the
+#'   constant mean and the log noise variance are fitted by L-BFGS with the
+#'   exact gradients of the Vecchia likelihood, on conditioning sets chosen
+#'   in the metric of a first fit's length-scales (see
+#'   `pursuit_control(vecchia_pilot)`). `"winsorize"`, `"yeo_johnson"` and
+#'   `"trimmed"` work on either backend; `"trimmed_mll"` needs the dense
+#'   n x n covariance for its subset step and refuses `"vecchia"` (`"auto"`
+#'   keeps it dense).
 #' @param control A [pursuit_control()] list.
 #' @return An object of class `gpr_baseline`: `fit` (the underlying
 #'   `gpr_pursuit` fit with an empty support), `method`, `lambda`
@@ -52,23 +62,40 @@
 #' s <- sim_friedman(60, corruption = "constant", prob = 0.1)
 #' b <- gpr_baseline(s$x, s$y, "winsorize")
 #' head(predict(b, s$x))
+#' # the homoscedastic Vecchia GP (the default above 2,000 labels)
+#' bv <- gpr_baseline(s$x, s$y, approx = "vecchia", neighbors = 15)
+#' bv
 #' @export
 gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson", "trimmed",
                                     "trimmed_mll"),
-                         kernel = NULL, trim = 0.2, iterations = 10, control = pursuit_control()) {
+                         kernel = NULL, trim = 0.2, iterations = 10,
+                         approx = c("auto", "dense", "vecchia"), neighbors = 20L,
+                         threads = getOption("noisylabels.threads", 1L),
+                         control = pursuit_control()) {
   method <- match_arg(method)
+  approx <- match_arg(approx)
   x <- check_x_matrix(x, "x")
   y <- check_y_numeric(y, nrow(x))
   if (length(y) < 5L) {
     abort_input("{.fn gpr_baseline} needs at least 5 observations, not {length(y)}.",
                 class = "noisylabels_error_too_few")
   }
+  if (method == "trimmed_mll") {
+    if (approx == "vecchia") {
+      abort_input(c("{.code method = \"trimmed_mll\"} cannot use {.code approx = \"vecchia\"}.",
+                    "i" = "Its subset step works on the dense n x n covariance of all points.",
+                    "i" = "Use {.code method = \"trimmed\"} (iterative trimming) or {.fn gpr_pursuit} with Vecchia, or {.code approx = \"dense\"}."),
+                  class = "noisylabels_error_input")
+    }
+    approx <- "dense"
+  }
   check_number(trim, "trim", 0, 1, open_upper = TRUE)
   iterations <- check_count(iterations, "iterations")
   gp <- function(xx, yy) {
     # refine = FALSE: a standard GP, no outlier variances at all
     gpr_pursuit(xx, yy, kernel = kernel, direction = "forward", n_outliers = 0L,
-                refine = FALSE, control = control)
+                refine = FALSE, approx = approx, neighbors = neighbors, threads = threads,
+                control = control)
   }
   lambda <- NULL
   kept <- seq_along(y)
@@ -143,6 +170,7 @@ trimmed_mll_subset <- function(fit, x, y, n_trim) {
 
 #' @export
 print.gpr_baseline <- function(x, ...) {
+  on.exit(cli::cat_line("  covariance: ", pursuit_approx_text(x$fit)), add = TRUE)
   cli::cat_line("Baseline GP regression: ", x$method,
                 if (!is.null(x$lambda)) sprintf(" (lambda = %.3f)", x$lambda) else "",
                 if (x$method %in% c("trimmed", "trimmed_mll")) {

@@ -120,6 +120,44 @@
 #' `label_issues()` flags the selected support (or, with `threshold`, scores
 #' above it).
 #'
+#' @section Vecchia approximation:
+#' With `approx = "vecchia"` every likelihood evaluation is the response
+#' Vecchia likelihood of the same model (as in [gpr_loo()]), with the noise
+#' `sigma2 + rho_i` on the diagonal of each conditioning block. The
+#' conditioning sets are chosen by kd-tree in the metric of the length-scales
+#' of a homoscedastic Vecchia pilot fit (`pursuit_control(vecchia_pilot)`),
+#' which is also the pursuit's starting point. What is exact and what is not:
+#'
+#' * Exact for the approximate model: its negative log-likelihood and
+#'   gradient (in the kernel hyperparameters, the mean, `sigma2` and every
+#'   `rho_i`), so every L-BFGS fit, every level's evidence and the model
+#'   selection are those of the Vecchia model; and the leave-one-out
+#'   residuals `(Q r)_i / Q_ii` and variances `1 / Q_ii` (Q the approximate
+#'   precision).
+#' * Approximate: Lemma 1's closed form. In the dense GP `rho_i` changes the
+#'   covariance by a rank-one term and its one-dimensional optimum and gain
+#'   follow from the leave-one-out quantities. In the Vecchia model `rho_i`
+#'   also enters the conditioning sets of the later labels that condition on
+#'   `i`, so the closed form is only a proposal. It is used to screen: the
+#'   forward pursuit ranks inactive points by it, the refinement builds its
+#'   candidate supports from it, and the coordinate sweeps move all support
+#'   points to their closed-form values at once (a Jacobi step). Every
+#'   proposal is then judged by the true Vecchia likelihood: a sweep step is
+#'   halved until the likelihood improves (or dropped), and a refined support
+#'   enters the trace only through a full refit, selected by its score.
+#'   The noise scores off the support use the closed form. Its leave-one-out
+#'   variance without `rho_i`, `1 / Q_ii - rho_i`, is floored at `sigma2`
+#'   (a bound in the exact GP that the Vecchia model can violate for points
+#'   with a large `rho_i`).
+#'
+#' With every earlier label conditioned on (`neighbors = n - 1`) the model is
+#' the exact GP and the Vecchia path reproduces the dense fit (tested).
+#' The refinement refits each candidate support from the warm start only
+#' (`pursuit_control(refine_cold)`). `predict()` conditions each new point on
+#' its `max(5 m, 150)` nearest
+#' training labels. `factorizations` then counts passes over the
+#' conditioning sets.
+#'
 #' @param x Numeric matrix or data frame of inputs, or a formula (the
 #'   formula method also accepts it by name, `formula = y ~ x1`). Exact
 #'   duplicate rows are kept: they are repeated observations.
@@ -133,8 +171,10 @@
 #' @param fractions Increasing outlier fractions in \[0, 1\] defining the levels.
 #' @param n_outliers Increasing support sizes (counts), overriding `fractions`.
 #' @param parameterization `"convex"` or `"canonical"`.
-#' @param selection Model-selection rule over the trace: `"bic"`, `"ebic"`,
-#'   `"botorch"`, `"paper"` or `"esd"` (see Model selection).
+#' @param selection Model-selection rule: `"esd"` (default), `"bic"`, `"ebic"`,
+#'   `"botorch"` or `"paper"` (see Model selection). The `"esd"` test needs the
+#'   dense covariance: on the Vecchia path the default becomes `"bic"`, and an
+#'   explicit `"esd"` is an error.
 #' @param refine Refine the selected support by Lemma-1 gains and refits
 #'   (see Model selection)?
 #' @param prior_mean Mean of the exponential prior on `|S|` (> 0) of the
@@ -149,6 +189,17 @@
 #'   for unit-cube inputs (shifted for standardised inputs), noise variance
 #'   LogNormal(-4, 1) on the standardised response. They keep the GP from
 #'   explaining outliers with short length-scales in higher dimensions.
+#' @param approx Covariance backend, as in [gpr_loo()]: `"dense"` (the exact
+#'   GP: one n x n Cholesky per evaluation, with the rank-one updates and
+#'   Sherman-Morrison sweeps above), `"vecchia"` (the response Vecchia
+#'   approximation: in a random order each label conditioned on its
+#'   `neighbors` nearest earlier labels, O(n m^3) time and O(n m) memory per
+#'   evaluation; see "Vecchia approximation") or `"auto"` (Vecchia above
+#'   2,000 labels, the threshold [gpr_loo()] uses).
+#' @param neighbors Size m of each Vecchia conditioning set (ignored by the
+#'   dense backend; `neighbors >= n - 1` falls back to dense with a message).
+#' @param threads OpenMP threads for the Vecchia backend's per-label work
+#'   (default `getOption("noisylabels.threads", 1)`).
 #' @param control A list from [pursuit_control()].
 #' @param verbose Show a progress bar over the pursuit's support sizes? `NULL`
 #'   (default): in interactive sessions, or when
@@ -175,6 +226,10 @@
 #' fit
 #' label_issues(fit)[1:5, ]
 #' predict(fit, data.frame(x = c(0.25, 0.5)))
+#' # the Vecchia backend (the default above 2,000 labels)
+#' fit_v <- gpr_pursuit(x, y, direction = "forward", n_outliers = 0:6,
+#'                      approx = "vecchia", neighbors = 10)
+#' fit_v$support
 #' @export
 gpr_pursuit <- function(x, ...) {
   if (missing(x)) {
@@ -231,6 +286,8 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 refine = TRUE,
                                 prior_mean = NULL, log_prior = NULL, average = FALSE,
                                 standardize_x = TRUE, hyperprior = TRUE,
+                                approx = c("auto", "dense", "vecchia"), neighbors = 20L,
+                                threads = getOption("noisylabels.threads", 1L),
                                 control = pursuit_control(), verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("gpr_pursuit", ...)
@@ -254,7 +311,17 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   # Exact duplicate rows are repeated observations: they stay in the data and
   # count twice in the likelihood. The noise variance sigma2 >= noise_lower
   # keeps K positive definite when inputs repeat.
-  check_dense_memory(n, copies = 4)
+  backend <- resolve_approx(approx, n, neighbors, threads)
+  if (selection == "esd" && backend$approx == "vecchia") {
+    # The forward-search test conditions on dense n x n blocks; on the Vecchia
+    # path the default rule is the BIC (with refinement).
+    if (!missing(selection)) {
+      abort_input(c("{.code selection = \"esd\"} needs the dense covariance (its forward search holds an n x n matrix).",
+                    "i" = "Use {.code approx = \"dense\"} or another {.arg selection} such as {.val bic}."))
+    }
+    selection <- "bic"
+  }
+  if (backend$approx == "dense") check_dense_memory(n, copies = 4, vecchia = TRUE)
   levels <- pursuit_levels(n, fractions, n_outliers)
   if (is.null(log_prior)) {
     prior_mean <- prior_mean %||% max(1, floor(0.2 * n))
@@ -307,14 +374,23 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                log(c(control$noise_lower, control$noise_upper)), unclass(ctl),
                                progress))
   }
-  raw <- core_fit(fl$log_par, 0, log(control$noise_init), ctl, bar)
+  start <- list(log_par = fl$log_par, mean = 0, log_noise = log(control$noise_init))
+  vecchia <- NULL
+  if (backend$approx == "vecchia") {
+    vecchia <- pursuit_vecchia_setup(xs, kernel, backend, ctl, start, core_fit,
+                                     pilot = control$vecchia_pilot)
+    ctl$neighbors <- vecchia$neighbors
+    ctl$threads <- backend$threads
+    start <- vecchia$start
+  }
+  raw <- core_fit(start$log_par, start$mean, start$log_noise, ctl, bar)
   raw$stage <- rep("pursuit", length(raw$steps))
   if (refine) {
     raw <- pursuit_refine(raw, xs, ys, kernel, if (selection == "esd") "bic" else selection,
                           log_prior, ctl, core_fit,
                           control$backend, starts = control$refine_starts,
-                          cold_start = list(log_par = fl$log_par, mean = 0,
-                                            log_noise = log(control$noise_init)))
+                          cold_start = start,
+                          cold = control$refine_cold %||% (backend$approx == "dense"))
   }
   if (selection == "esd") {
     raw <- pursuit_esd(raw, xs, ys, kernel, ctl, core_fit, alpha = control$esd_alpha,
@@ -324,6 +400,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   }
   progress_done(bar)
   fit <- new_gpr_pursuit(raw, x = xs, y = ys, kernel = kernel, fl = fl, log_prior = log_prior,
+                         backend = backend, vecchia = vecchia,
                          selection = selection, refine = refine,
                          prior_mean = if (exists("mu", inherits = FALSE)) mu else NA_real_,
                          x_center = x_center, x_scale = x_scale, y_center = y_center,
@@ -410,6 +487,16 @@ pursuit_hyperprior <- function(fl, d, standardized) {
 #'   previous level's values as the start. The default 10 gave fewer
 #'   factorizations and a higher likelihood of the selected model in the
 #'   n = 2000 benchmark (`inst/bench/gpr_pursuit/README.md`).
+#' @param vecchia_pilot Vecchia fits (`approx = "vecchia"`): choose the
+#'   conditioning sets after a homoscedastic Vecchia pilot fit, in the metric
+#'   of its length-scales, and start the pursuit from the pilot's
+#'   hyperparameters? `FALSE`: the sets use the initial length-scales and the
+#'   pursuit starts from the defaults (as the dense path does).
+#' @param refine_cold Refit each refined support also from the pursuit's
+#'   starting values (a "cold" start, besides the warm start from the model
+#'   it came from), keeping the better fit? `NULL` (default): yes on the
+#'   dense path, no on the Vecchia path, where the cold refits were half of
+#'   the refinement's cost at n = 20,000 (see `inst/bench/gpr_pursuit`).
 #' @param refine_starts Number of trace models (the best ones by BIC) from
 #'   which the refinement step of the model selection starts (see
 #'   [gpr_pursuit()], argument `refine`).
@@ -432,7 +519,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                             max_outer = 50, sweeps = 3, polish_iter = 30,
                             inner_iter = 10, block_fraction = 0.25,
                             profiled = FALSE, profile_sweeps = 10, reseed_sweeps = 10,
-                            refine_starts = 3, esd_alpha = 0.05,
+                            refine_starts = 3, esd_alpha = 0.05, refine_cold = NULL,
+                            vecchia_pilot = TRUE,
                             strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
   strategy <- match_arg(strategy)
   backend <- match_arg(backend)
@@ -457,6 +545,8 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
   reseed_sweeps <- check_count(reseed_sweeps, "reseed_sweeps", lower = 0)
   refine_starts <- check_count(refine_starts, "refine_starts")
   check_number(esd_alpha, "esd_alpha", 0, 1, open_lower = TRUE, open_upper = TRUE)
+  check_flag(vecchia_pilot, "vecchia_pilot")
+  if (!is.null(refine_cold)) check_flag(refine_cold, "refine_cold")
   if (strategy == "botorch") {
     reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
   }
@@ -470,6 +560,7 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                  profiled = profiled, profile_sweeps = as.integer(profile_sweeps),
                  reseed_sweeps = as.integer(reseed_sweeps),
                  refine_starts = as.integer(refine_starts), esd_alpha = esd_alpha,
+                 refine_cold = refine_cold, vecchia_pilot = vecchia_pilot,
                  strategy = strategy, backend = backend),
             class = "pursuit_control")
 }
@@ -559,7 +650,7 @@ pursuit_map_loglik <- function(steps) {
 # model it came from (at most `rounds` times), stopping at a support already
 # fitted. The caller selects the best-scoring model of the whole trace.
 pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit, backend,
-                           cold_start, starts = 3L, rounds = 3L) {
+                           cold_start, starts = 3L, rounds = 3L, cold = TRUE) {
   n <- length(ys)
   size_of <- function(steps) vapply(steps, function(s) length(s$support), integer(1))
   score_of <- function(steps) {
@@ -576,7 +667,8 @@ pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_
     for (round in seq_len(rounds)) {
       st <- raw$steps[[cur]]
       gain <- call_core(.gpr_pursuit_gain(xs, ys, kernel_spec(kernel, st$log_par), st$mean,
-                                          exp(st$log_noise), st$rho, backend))
+                                          exp(st$log_noise), st$rho, backend, ctl$neighbors,
+                                          ctl$threads %||% 1L))
       cand <- pursuit_candidates(gain, n, selection, log_prior)
       if (length(cand) >= n || any(vapply(visited, identical, logical(1), cand))) break
       visited <- c(visited, list(cand))
@@ -589,12 +681,13 @@ pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_
       # leave a poor basin that the backward pursuit fell into at full
       # support (e.g. a relevant input given a huge length-scale).
       warm <- core_fit(st$log_par, st$mean, st$log_noise, ctl_ref)
-      cold <- core_fit(cold_start$log_par, cold_start$mean, cold_start$log_noise, ctl_ref)
-      ref <- if (score_of(cold$steps) > score_of(warm$steps)) cold else warm
+      cold_fit <- if (cold) core_fit(cold_start$log_par, cold_start$mean, cold_start$log_noise, ctl_ref)
+      ref <- if (!is.null(cold_fit) && score_of(cold_fit$steps) > score_of(warm$steps)) cold_fit else warm
       raw$steps <- c(raw$steps, ref$steps)
       raw$stage <- c(raw$stage, "refine")
-      raw$factorizations <- raw$factorizations + warm$factorizations + cold$factorizations
-      raw$rank_one_updates <- raw$rank_one_updates + warm$rank_one_updates + cold$rank_one_updates
+      raw$factorizations <- raw$factorizations + warm$factorizations + (cold_fit$factorizations %||% 0)
+      raw$rank_one_updates <- raw$rank_one_updates + warm$rank_one_updates +
+        (cold_fit$rank_one_updates %||% 0)
       score <- c(score, score_of(ref$steps))
       if (score[length(score)] <= score[cur]) break
       cur <- length(score)
@@ -603,10 +696,40 @@ pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_
   raw
 }
 
+# Vecchia set-up of a pursuit (approx = "vecchia"): the conditioning sets
+# are chosen in the metric of the kernel's length-scales. With `pilot`, a
+# homoscedastic Vecchia fit (the pursuit's model with an empty support) on
+# conditioning sets chosen with the initial length-scales gives fitted
+# length-scales; the sets are chosen again in their metric, and the pursuit
+# starts from the pilot's hyperparameters, mean and sigma2 (a better start
+# than the defaults; with an empty initial support it is the first model's
+# optimum on the pilot's sets). Returns the 0-based neighbour matrix, the
+# ordering, the start and the pilot's cost.
+pursuit_vecchia_setup <- function(xs, kernel, backend, ctl, start, core_fit, pilot = TRUE) {
+  vs <- vecchia_setup(xs, kernel, backend$m)
+  evaluations <- 0
+  if (isTRUE(pilot)) {
+    ctl_pilot <- ctl
+    ctl_pilot$backward <- FALSE
+    ctl_pilot$levels <- integer(0)
+    ctl_pilot$initial_support <- NULL
+    ctl_pilot$neighbors <- vs$neighbors
+    ctl_pilot$threads <- backend$threads
+    pil <- core_fit(start$log_par, start$mean, start$log_noise, ctl_pilot)
+    st <- pil$steps[[1]]
+    evaluations <- pil$factorizations
+    vs <- vecchia_setup(xs, kernel_unflatten(kernel, st$log_par), backend$m)
+    start <- list(log_par = st$log_par, mean = st$mean, log_noise = st$log_noise)
+  }
+  list(neighbors = vs$neighbors, order = vs$order, start = start, evaluations = evaluations,
+       pilot = isTRUE(pilot))
+}
+
 new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, selection, refine, prior_mean,
                             x_center, x_scale, y_center, y_scale, direction, parameterization,
-                            average, control, levels) {
+                            average, control, levels, backend = NULL, vecchia = NULL) {
   n <- length(y)
+  is_vecchia <- identical(backend$approx, "vecchia")
   steps <- raw$steps
   size <- vapply(steps, function(s) length(s$support), integer(1))
   nll <- vapply(steps, function(s) s$nll, numeric(1))
@@ -632,14 +755,21 @@ new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, selection, refine,
   # Lemma-1 optimal rho of every point in the selected model (one more
   # factorization): the noise score off the support.
   rho_star <- call_core(.gpr_pursuit_lemma1(x, y, kernel_spec(kernel, st$log_par), st$mean,
-                                            exp(st$log_noise), st$rho))
+                                            exp(st$log_noise), st$rho, vecchia$neighbors,
+                                            backend$threads %||% 1L))
   rho_star[st$support] <- st$rho[st$support]
   structure(list(
     support = sort(st$support), rho = st$rho * y_scale^2, rho_star = rho_star * y_scale^2,
     s = if (parameterization == "convex") st$value else NULL,
     sigma2 = exp(st$log_noise) * y_scale^2, mean = y_center + y_scale * st$mean,
     kernel = kern, trace = trace, selected = sel, steps = steps,
-    factorizations = raw$factorizations + 1, rank_one_updates = raw$rank_one_updates,
+    factorizations = raw$factorizations + 1 + (vecchia$evaluations %||% 0),
+    rank_one_updates = raw$rank_one_updates,
+    approx = backend$approx %||% "dense",
+    neighbors = if (is_vecchia) backend$m else NA_integer_,
+    threads = backend$threads %||% 1L,
+    vecchia_neighbors = vecchia$neighbors, vecchia_order = vecchia$order,
+    vecchia_pilot = isTRUE(vecchia$pilot), jitter = raw$jitter %||% 0,
     stopped_early = raw$stopped_early, converged = all(trace$converged),
     iterations = sum(trace$iterations), n = n, n_par = sum(fl$free) + 2L,
     x = x, y = y, x_center = x_center, x_scale = x_scale, y_center = y_center, y_scale = y_scale,

@@ -9,11 +9,31 @@ pursuit_newx <- function(object, newdata) {
   scale_inputs(xn, object$x_center, object$x_scale)
 }
 
-# Latent posterior of one trace model on the standardised scale.
+# Latent posterior of one trace model on the standardised scale. A Vecchia
+# fit conditions each new point on its vecchia_predict_neighbors(m) nearest
+# training points (in the metric of the model's length-scales), with the
+# training noise sigma2 + rho.
 pursuit_step_predict <- function(object, t, xs) {
   st <- object$steps[[t]]
-  .gpr_pursuit_predict(object$x, object$y, kernel_spec(object$kernel_std, st$log_par),
-                       st$mean, exp(st$log_noise), st$rho, xs, object$control$backend)
+  spec <- kernel_spec(object$kernel_std, st$log_par)
+  if (identical(object$approx, "vecchia")) {
+    m_pred <- vecchia_predict_neighbors(object$neighbors)
+    nn_new <- vecchia_new_neighbors(object$x, xs, kernel_unflatten(object$kernel_std, st$log_par),
+                                    m_pred)
+    pr <- .gp_predict(object$x, object$y - st$mean, spec, exp(st$log_noise) + st$rho, xs, TRUE,
+                      0, object$control$backend, nn_new, object$threads %||% 1L)
+    return(list(mean = pr$mean + st$mean, variance = pr$var))
+  }
+  .gpr_pursuit_predict(object$x, object$y, spec, st$mean, exp(st$log_noise), st$rho, xs,
+                       object$control$backend)
+}
+
+# One line on the covariance backend of a pursuit fit.
+pursuit_approx_text <- function(x) {
+  if (!identical(x$approx, "vecchia")) return("exact (dense Cholesky)")
+  sprintf("Vecchia approximation, %d neighbours, %d thread%s%s", x$neighbors, x$threads,
+          if (x$threads == 1L) "" else "s",
+          if (isTRUE(x$vecchia_pilot)) "; sets chosen after a homoscedastic pilot fit" else "")
 }
 
 #' Predictions from a relevance-pursuit GP
@@ -126,6 +146,7 @@ print.gpr_pursuit <- function(x, ...) {
                 x$parameterization, ", selection ", x$selection %||% "botorch",
                 if (isTRUE(x$refine)) " + refinement" else "", ")")
   cli::cat_line(sprintf("  n = %d, kernel %s%s", x$n, x$kernel$type, if (x$kernel$ard) " (ARD)" else ""))
+  cli::cat_line("  covariance: ", pursuit_approx_text(x))
   cli::cat_line(sprintf("  outliers: %d (posterior %.3f)%s", length(x$support),
                         x$trace$posterior[x$selected],
                         if (length(x$support)) paste0(": rows ", paste(utils::head(x$support, 10), collapse = " "),
@@ -140,8 +161,10 @@ print.gpr_pursuit <- function(x, ...) {
                         if (any(x$trace$stage == "esd"))
                           paste0("; test refits: ", paste(x$trace$size[x$trace$stage == "esd"], collapse = " "))
                         else ""))
-  cli::cat_line(sprintf("  %d factorizations, %d rank-one updates, %d L-BFGS iterations%s",
-                        as.integer(x$factorizations), as.integer(x$rank_one_updates),
+  cli::cat_line(sprintf("  %d %s, %d rank-one updates, %d L-BFGS iterations%s",
+                        as.integer(x$factorizations),
+                        if (identical(x$approx, "vecchia")) "Vecchia passes" else "factorizations",
+                        as.integer(x$rank_one_updates),
                         as.integer(x$iterations), if (x$converged) "" else " (not all converged)"))
   invisible(x)
 }
@@ -153,7 +176,7 @@ summary.gpr_pursuit <- function(object, ...) {
                  trace = object$trace, selected = object$selected, support = object$support,
                  prior_mean = object$prior_mean, selection = object$selection %||% "botorch",
                  refine = isTRUE(object$refine), factorizations = object$factorizations,
-                 converged = object$converged),
+                 converged = object$converged, approx_text = pursuit_approx_text(object)),
             class = "summary.gpr_pursuit")
 }
 
@@ -164,6 +187,7 @@ print.summary.gpr_pursuit <- function(x, ...) {
   cli::cat_line(sprintf("%s pursuit, %s parameterisation, n = %d, selection %s%s",
                         x$direction, x$parameterization, x$n, x$selection,
                         if (isTRUE(x$refine)) " + refinement" else ""))
+  if (!is.null(x$approx_text)) cli::cat_line("Covariance: ", x$approx_text)
   if (x$selection %in% c("botorch", "paper")) {
     cli::cat_line(sprintf("prior mean of |S| = %s", format(x$prior_mean)))
   }
@@ -267,7 +291,7 @@ autoplot.gpr_pursuit <- function(object, type = c("data", "posterior"), ...) {
 #' @param ... Unused.
 #' @return `tidy()`: one row per hyperparameter (`term`, `estimate`);
 #'   `glance()`: one row (`n`, `n_outliers`, `logLik`, `sigma`, `posterior`,
-#'   `factorizations`, `converged`); `augment()`: one row per observation with
+#'   `factorizations`, `converged`, `approx`); `augment()`: one row per observation with
 #'   `.response`, `.fitted`, `.resid`, `.rho`, `.score`, `.outlier`.
 #' @name tidy.gpr_pursuit
 #' @examples
@@ -289,7 +313,8 @@ tidy.gpr_pursuit <- function(x, ...) {
 glance.gpr_pursuit <- function(x, ...) {
   data.frame(n = x$n, n_outliers = length(x$support), logLik = as.numeric(logLik(x)),
              sigma = sqrt(x$sigma2), posterior = x$trace$posterior[x$selected],
-             factorizations = x$factorizations, converged = x$converged)
+             factorizations = x$factorizations, converged = x$converged,
+             approx = x$approx %||% "dense", stringsAsFactors = FALSE)
 }
 
 #' @rdname tidy.gpr_pursuit

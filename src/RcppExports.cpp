@@ -271,8 +271,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpr_pursuit_objective_cpp
-Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec z, Rcpp::IntegerVector support, bool convex, Rcpp::Nullable<Rcpp::NumericVector> prior_mu, Rcpp::Nullable<Rcpp::NumericVector> prior_sd);
-RcppExport SEXP _noisylabels_gpr_pursuit_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP zSEXP, SEXP supportSEXP, SEXP convexSEXP, SEXP prior_muSEXP, SEXP prior_sdSEXP) {
+Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec z, Rcpp::IntegerVector support, bool convex, Rcpp::Nullable<Rcpp::NumericVector> prior_mu, Rcpp::Nullable<Rcpp::NumericVector> prior_sd, Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors);
+RcppExport SEXP _noisylabels_gpr_pursuit_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP zSEXP, SEXP supportSEXP, SEXP convexSEXP, SEXP prior_muSEXP, SEXP prior_sdSEXP, SEXP neighborsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -284,13 +284,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type convex(convexSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_mu(prior_muSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_sd(prior_sdSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_objective_cpp(x, y, spec, z, support, convex, prior_mu, prior_sd));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerMatrix> >::type neighbors(neighborsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_objective_cpp(x, y, spec, z, support, convex, prior_mu, prior_sd, neighbors));
     return rcpp_result_gen;
 END_RCPP
 }
 // gpr_pursuit_lemma1_cpp
-Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho);
-RcppExport SEXP _noisylabels_gpr_pursuit_lemma1_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP) {
+Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors, int threads);
+RcppExport SEXP _noisylabels_gpr_pursuit_lemma1_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP neighborsSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -300,13 +301,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type mean(meanSEXP);
     Rcpp::traits::input_parameter< double >::type noise(noiseSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type rho(rhoSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_lemma1_cpp(x, y, spec, mean, noise, rho));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerMatrix> >::type neighbors(neighborsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_lemma1_cpp(x, y, spec, mean, noise, rho, neighbors, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // gpr_pursuit_gain_cpp
-Eigen::VectorXd gpr_pursuit_gain_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, std::string backend);
-RcppExport SEXP _noisylabels_gpr_pursuit_gain_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP backendSEXP) {
+Eigen::VectorXd gpr_pursuit_gain_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, std::string backend, Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors, int threads);
+RcppExport SEXP _noisylabels_gpr_pursuit_gain_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP backendSEXP, SEXP neighborsSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -317,7 +320,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type noise(noiseSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type rho(rhoSEXP);
     Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_gain_cpp(x, y, spec, mean, noise, rho, backend));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerMatrix> >::type neighbors(neighborsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_gain_cpp(x, y, spec, mean, noise, rho, backend, neighbors, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -694,9 +699,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
     {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 11},
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 11},
-    {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 8},
-    {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 6},
-    {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 7},
+    {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 9},
+    {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 8},
+    {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 9},
     {"_noisylabels_gpr_pursuit_predict_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_predict_cpp, 8},
     {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 6},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},

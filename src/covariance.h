@@ -117,6 +117,12 @@ class VecchiaCovariance : public CovarianceOperator {
     new_neighbors_ = nn;
     new_block_start_ = block_start;
   }
+  // evaluate() and nll_gradient() (with grad_s) from one pass over the
+  // conditioning sets (gpr_pursuit needs alpha for its mean's gradient).
+  double evaluate_gradient(const VectorXd& s, CovEval& eval, VectorXd& grad_theta,
+                           VectorXd& grad_s) {
+    return pass(s, &eval, &grad_theta, &grad_s);
+  }
 
  private:
   // One pass over all conditioning sets; fills what is asked for.

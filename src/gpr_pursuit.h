@@ -14,8 +14,10 @@
 // (as GPyTorch's ExactMarginalLogLikelihood, without hyperparameter priors).
 #pragma once
 #include <Eigen/Dense>
+#include <memory>
 #include <vector>
 
+#include "covariance.h"
 #include "kernels.h"
 #include "linalg.h"
 #include "monitor.h"
@@ -63,6 +65,12 @@ struct PursuitOptions {
   std::vector<int> initial_support;
   BoxOptions box;
   JitterPolicy jitter;
+  // Covariance backend (DESIGN.md §7): empty = dense exact GP (the code path
+  // with rank-one updates); otherwise the response Vecchia approximation with
+  // these conditioning sets (n x m, 0-based, -1 padded; see covariance.h),
+  // its per-point work on `threads` OpenMP threads.
+  Eigen::MatrixXi neighbors;
+  int threads = 1;
   // Optional log-normal priors on the dense parameters (MAP, as GPyTorch):
   // for entry j of [kernel log-parameters, mean, log sigma2] with
   // prior_sd(j) > 0, the natural-scale value exp(z_j) ~ LogNormal(prior_mu(j),
@@ -97,6 +105,7 @@ struct PursuitResult {
   long factorizations = 0;          // dense Cholesky factorizations of n x n matrices
   long rank_one_updates = 0;        // O(n^2) factor updates (Lemma-1 steps)
   bool stopped_early = false;       // forward: no inactive point had rho* > 0
+  double max_jitter = 0;            // Vecchia: largest jitter a conditioning set needed
 };
 
 // The extended GP model with a fixed data set; evaluates the packed objective.
@@ -143,6 +152,15 @@ class PursuitModel {
   const VectorXd& y() const { return y_; }
   const PursuitOptions& options() const { return opt_; }
 
+  // Vecchia backend in use (opt.neighbors non-empty)?
+  bool vecchia() const { return vecchia_ != nullptr; }
+  double max_jitter() const { return vecchia_ ? vecchia_->max_jitter() : 0.0; }
+  // Lemma-1 quantities of every point in the model at z (rho_i* if !gain,
+  // else the gain of lemma1_gain()), from the dense factor or, for Vecchia,
+  // from the approximate precision Q: e_i = (Q r)_i / Q_ii, v_i = 1/Q_ii - rho_i
+  // (the LOO quantities of the approximate model, exact for it).
+  VectorXd lemma1(const VectorXd& z, const std::vector<int>& support, bool gain);
+
  private:
   const MatrixXd& x_;
   VectorXd y_;
@@ -153,7 +171,21 @@ class PursuitModel {
   bool last_w_valid_ = false;  // W belongs to the kept factor (at last_z_)
   VectorXd last_z_;
   std::vector<int> last_support_;
+  // Vecchia backend: the operator reads resid_ = y - m (updated in place,
+  // never reallocated); last_eval_ holds Q r and diag(Q) at last_z_.
+  VectorXd resid_;
+  std::unique_ptr<VecchiaCovariance> vecchia_;
+  CovEval last_eval_;
+  double objective_vecchia(const VectorXd& z, const std::vector<int>& support, VectorXd* grad);
+  double jacobi_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps);
 };
+
+// Lemma-1 values from the LOO quantities of any Gaussian with precision P:
+// alpha = P r, inv_diag = diag(P); rho_i* (gain = false) or the gain. The
+// LOO variance without rho_i, 1/P_ii - rho_i, is floored at v_floor (sigma2:
+// a bound in the exact GP that a Vecchia model can violate).
+VectorXd lemma1_from_precision(const VectorXd& alpha, const VectorXd& inv_diag,
+                               const VectorXd& rho, bool gain, double v_floor);
 
 // Lemma 1 (spec §1.2) from one factor of the current K: for every point,
 // rho_i* = max(0, e_i^2 - v_i) with e_i the LOO residual and v_i the LOO

@@ -33,6 +33,10 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);
   o.jitter.backend = backend_from_string(Rcpp::as<std::string>(ctl["backend"]));
+  if (ctl.containsElementNamed("neighbors") && !Rf_isNull(ctl["neighbors"])) {
+    o.neighbors = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(ctl["neighbors"]));
+  }
+  if (ctl.containsElementNamed("threads")) o.threads = Rcpp::as<int>(ctl["threads"]);
   if (ctl.containsElementNamed("prior_mu") && !Rf_isNull(ctl["prior_mu"])) {
     o.prior_mu = Rcpp::as<Eigen::VectorXd>(ctl["prior_mu"]);
     o.prior_sd = Rcpp::as<Eigen::VectorXd>(ctl["prior_sd"]);
@@ -81,7 +85,8 @@ Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
   return Rcpp::List::create(Rcpp::Named("steps") = steps,
                             Rcpp::Named("factorizations") = static_cast<double>(res.factorizations),
                             Rcpp::Named("rank_one_updates") = static_cast<double>(res.rank_one_updates),
-                            Rcpp::Named("stopped_early") = res.stopped_early);
+                            Rcpp::Named("stopped_early") = res.stopped_early,
+                            Rcpp::Named("jitter") = res.max_jitter);
 }
 
 // Packed objective NLL/n and its gradient (tests; spec §2.2).
@@ -89,10 +94,14 @@ Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
 Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
                                      const MapVec z, Rcpp::IntegerVector support, bool convex,
                                      Rcpp::Nullable<Rcpp::NumericVector> prior_mu = R_NilValue,
-                                     Rcpp::Nullable<Rcpp::NumericVector> prior_sd = R_NilValue) {
+                                     Rcpp::Nullable<Rcpp::NumericVector> prior_sd = R_NilValue,
+                                     Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors = R_NilValue) {
   const Eigen::MatrixXd xm = x;
   PursuitOptions opt;
   opt.convex = convex;
+  if (neighbors.isNotNull()) {
+    opt.neighbors = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors.get()));
+  }
   if (prior_mu.isNotNull()) {
     opt.prior_mu = Rcpp::as<Eigen::VectorXd>(prior_mu.get());
     opt.prior_sd = Rcpp::as<Eigen::VectorXd>(prior_sd.get());
@@ -106,10 +115,35 @@ Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List 
                             Rcpp::Named("rho") = model.rho_of(z, s));
 }
 
-// Lemma 1's rho_i* for every point from one factor of K = K_f + sigma2 I + diag(rho).
+namespace {
+
+// Lemma-1 values (rho* or gain) of the Vecchia model with these
+// conditioning sets: from Q r and diag(Q) (see gpr_pursuit.cpp).
+Eigen::VectorXd vecchia_lemma1(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                               Rcpp::List spec, double mean, double noise,
+                               const Eigen::VectorXd& rho, Rcpp::IntegerMatrix neighbors,
+                               int threads, bool gain) {
+  const Eigen::VectorXd r = y.array() - mean;
+  const Eigen::MatrixXi nn = Rcpp::as<Eigen::MatrixXi>(neighbors);
+  VecchiaCovariance cov(x, r, kernel_from_list(spec), JitterPolicy(), nn, threads);
+  const Eigen::VectorXd s = rho.array() + noise;
+  const CovEval e = cov.evaluate(s);
+  return lemma1_from_precision(e.alpha, e.inv_diag, rho, gain, noise);
+}
+
+}  // namespace
+
+// Lemma 1's rho_i* for every point from one factor of K = K_f + sigma2 I + diag(rho)
+// (or, with `neighbors`, from the Vecchia precision).
 // [[Rcpp::export(.gpr_pursuit_lemma1)]]
 Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
-                                       double mean, double noise, const MapVec rho) {
+                                       double mean, double noise, const MapVec rho,
+                                       Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors = R_NilValue,
+                                       int threads = 1) {
+  if (neighbors.isNotNull()) {
+    return vecchia_lemma1(x, y, spec, mean, noise, rho, Rcpp::IntegerMatrix(neighbors.get()),
+                          threads, false);
+  }
   Kernel kernel = kernel_from_list(spec);
   Eigen::MatrixXd k = kernel.gram(x);
   k.diagonal().array() += noise;
@@ -123,7 +157,13 @@ Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::Lis
 // [[Rcpp::export(.gpr_pursuit_gain)]]
 Eigen::VectorXd gpr_pursuit_gain_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
                                      double mean, double noise, const MapVec rho,
-                                     std::string backend) {
+                                     std::string backend,
+                                     Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors = R_NilValue,
+                                     int threads = 1) {
+  if (neighbors.isNotNull()) {
+    return vecchia_lemma1(x, y, spec, mean, noise, rho, Rcpp::IntegerMatrix(neighbors.get()),
+                          threads, true);
+  }
   JitterPolicy jitter;
   jitter.backend = backend_from_string(backend);
   Kernel kernel = kernel_from_list(spec);
