@@ -5,7 +5,16 @@ gpc_ep_newx <- function(object, newdata, call = parent.frame()) {
   if (!is.null(object$terms) && !is.data.frame(newdata)) {
     abort_input("{.arg newdata} must be a data frame for a formula fit.", call = call)
   }
-  xm <- newdata_design(object, newdata, ncol(object$x), call = call)
+  xm <- if (!is.null(object$terms) && !is.null(object$design)) {
+    # Formula fits: levels are checked against the training ones (factor
+    # columns of either kind), then the design is built as in training.
+    mf <- newdata_frame(object, newdata, levels = c(object$design$levels, object$xlevels),
+                        call = call)
+    check_x_matrix(gpc_ep_design_matrix(stats::delete.response(object$terms), mf, object$design),
+                   "newdata", call = call)
+  } else {
+    newdata_design(object, newdata, ncol(object$x), call = call)
+  }
   if (!is.null(object$colnames) && !is.null(colnames(xm)) && all(object$colnames %in% colnames(xm))) {
     xm <- xm[, object$colnames, drop = FALSE]
   }
@@ -342,8 +351,8 @@ augment.gpc_ep <- function(x, data = NULL, ...) {
 # ---- one-vs-rest -----------------------------------------------------------
 # A gpc_ep_ovr object holds one binary gpc_ep fit per class ("class" against
 # "not class"). Class probabilities are the binary probabilities of each
-# class normalised to sum to one; a label's noise score is the flip
-# probability of that observation in its own class's binary problem.
+# class normalised to sum to one; a label's noise score is one minus the
+# normalised probability of its given class (see ?gpc_ep, "One-vs-rest").
 
 #' @export
 print.gpc_ep_ovr <- function(x, digits = 4, ...) {
@@ -355,7 +364,7 @@ print.gpc_ep_ovr <- function(x, digits = 4, ...) {
                           format(signif(f$epsilon, digits)), format(round(f$log_z, 3), nsmall = 3),
                           sum(f$flip_prob > 0.5)))
   }
-  cli::cat_line(sprintf("  labels flagged (P(flip) > 0.5 in their own class's problem): %d",
+  cli::cat_line(sprintf("  labels flagged (P(given class wrong) > 0.5): %d",
                         sum(noise_scores(x) > 0.5)))
   invisible(x)
 }
@@ -386,7 +395,7 @@ print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
   pc$epsilon <- signif(pc$epsilon, digits)
   pc$log_z <- round(pc$log_z, 3)
   print(pc, row.names = FALSE)
-  cli::cat_line(sprintf("Training error: %s; labels flagged (P(flip) > 0.5): %d",
+  cli::cat_line(sprintf("Training error: %s; labels flagged (P(given class wrong) > 0.5): %d",
                         format(signif(x$training_error, 3)), x$flagged))
   invisible(x)
 }
@@ -417,9 +426,14 @@ nobs.gpc_ep_ovr <- function(object, ...) object$n
 
 #' @export
 noise_scores.gpc_ep_ovr <- function(object, ...) {
-  idx <- match(as.character(object$y), object$levels)
+  p <- predict(object, type = "prob")
+  1 - p[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
+}
+
+# Each label's flip probability in its own class's binary problem.
+gpc_ep_ovr_flip_own <- function(object) {
   s <- vapply(object$fits, noise_scores, numeric(object$n))
-  s[cbind(seq_len(object$n), idx)]
+  s[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
 }
 
 #' @export
@@ -427,11 +441,10 @@ label_issues.gpc_ep_ovr <- function(object, threshold = 0.5, ...) {
   check_number(threshold, "threshold", 0, 1)
   s <- noise_scores(object)
   p <- predict(object, type = "prob")
-  own <- p[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
   new_label_issues(seq_len(object$n), s, s > threshold, label = object$y,
                    predicted = factor(object$levels[max.col(p, ties.method = "first")],
                                       levels = object$levels),
-                   prob_label = own)
+                   prob_label = 1 - s, flip_own = gpc_ep_ovr_flip_own(object))
 }
 
 #' @rdname tidy.gpc_ep
