@@ -112,7 +112,10 @@
 #'   and `latent_var` (posterior marginals of `f` at the training points),
 #'   `site_tau`, `site_nu`, `flip_prob` (the noise scores), `converged`,
 #'   `ep_converged`, `sweeps`, `outer_iterations`, `trace` (log Z_EP and
-#'   epsilon after each outer iteration) and `jitter`.
+#'   epsilon after each outer iteration), `par_trace` (the kernel
+#'   hyperparameters after each outer iteration, when epsilon is learned) and
+#'   `jitter`; formula fits also `design` (which columns are categorical and
+#'   their training levels), `terms` and `xlevels`.
 #' @references Kim, H.-C. and Ghahramani, Z. (2008). Outlier robust Gaussian
 #'   process classification. Structural, Syntactic, and Statistical Pattern
 #'   Recognition, LNCS 5342, 896-905.
@@ -126,6 +129,10 @@
 #' fit
 #' head(label_issues(fit))
 #' predict(fit, x[1:5, ], type = "prob")
+#' # a factor enters the mixed kernel as a categorical dimension
+#' df <- data.frame(x1 = x[, 1], side = factor(ifelse(x[, 2] > 0, "up", "down")), y = y)
+#' fit2 <- gpc_ep(y ~ x1 + side, data = df)
+#' predict(fit2, data.frame(x1 = c(-1, 1), side = c("up", "down")), type = "prob")
 #' @export
 gpc_ep <- function(x, ...) UseMethod("gpc_ep")
 
@@ -391,7 +398,11 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #'   halved automatically after a sweep that makes the posterior improper.
 #' @param max_outer Maximum outer iterations (EP, epsilon M-step, L-BFGS steps);
 #'   with epsilon fixed, the kernel optimiser gets `max_outer * lbfgs_steps`
-#'   L-BFGS iterations in one run.
+#'   L-BFGS iterations in one run. A fit that stops here warns
+#'   (`noisylabels_warning_convergence`) with what still moved over its last
+#'   five iterations: the change of log Z_EP, of epsilon, and of the
+#'   log-hyperparameter that moved most, each with its last step and its
+#'   tolerance (see `tol_outer`).
 #' @param lbfgs_steps L-BFGS iterations on the kernel hyperparameters per
 #'   outer iteration.
 #' @param tol_outer The outer loop stops when log Z_EP changes by less than
