@@ -202,9 +202,9 @@ print.summary.gpc_ep <- function(x, digits = 4, ...) {
 plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid = 60,
                         threshold = 0.5, ...) {
   type <- match_arg(type)
-  if (type == "auto") type <- if (ncol(x$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(x)) "regions" else "scores"
   if (type == "regions") {
-    if (ncol(x$x) != 2L) abort_input("Decision regions need exactly two input columns.")
+    gpc_ep_check_regions(x)
     d <- gpc_ep_region_grid(x, grid)
     xo <- gpc_ep_original_x(x)
     z <- matrix(d$grid$prob, length(d$g1))
@@ -234,6 +234,19 @@ plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid 
   invisible(x)
 }
 
+# Decision regions are drawn over two continuous inputs.
+gpc_ep_has_regions <- function(object) {
+  ncol(object$x) == 2L && !any(object$kernel$categorical)
+}
+
+gpc_ep_check_regions <- function(object, call = parent.frame()) {
+  if (ncol(object$x) != 2L) abort_input("Decision regions need exactly two input columns.", call = call)
+  if (any(object$kernel$categorical)) {
+    abort_input(c("Decision regions need two continuous inputs; this fit has a categorical one.",
+                  "i" = "Use {.code type = \"scores\"}."), call = call)
+  }
+}
+
 gpc_ep_original_x <- function(object) {
   sweep(sweep(object$x, 2, object$x_scale, "*"), 2, object$x_center, "+")
 }
@@ -260,9 +273,9 @@ autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace
     abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
   }
   type <- match_arg(type)
-  if (type == "auto") type <- if (ncol(object$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(object)) "regions" else "scores"
   if (type == "regions") {
-    if (ncol(object$x) != 2L) abort_input("Decision regions need exactly two input columns.")
+    gpc_ep_check_regions(object)
     d <- gpc_ep_region_grid(object, grid)
     xo <- gpc_ep_original_x(object)
     pts <- data.frame(x1 = xo[, 1], x2 = xo[, 2], label = object$y_factor,
@@ -488,7 +501,7 @@ plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
                             threshold = 0.5, ...) {
   type <- match_arg(type)
   f1 <- x$fits[[1]]
-  if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(f1)) "regions" else "scores"
   s <- noise_scores(x)
   if (type == "regions") {
     d <- gpc_ep_ovr_region_grid(x, grid)
@@ -514,7 +527,7 @@ plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
 
 gpc_ep_ovr_region_grid <- function(object, grid) {
   f1 <- object$fits[[1]]
-  if (ncol(f1$x) != 2L) abort_input("Decision regions need exactly two input columns.")
+  gpc_ep_check_regions(f1)
   xo <- gpc_ep_original_x(f1)
   r1 <- range(xo[, 1]); r2 <- range(xo[, 2])
   g1 <- seq(r1[1] - 0.05 * diff(r1), r1[2] + 0.05 * diff(r1), length.out = grid)
@@ -536,7 +549,7 @@ autoplot.gpc_ep_ovr <- function(object, type = c("auto", "regions", "scores"), g
   }
   type <- match_arg(type)
   f1 <- object$fits[[1]]
-  if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(f1)) "regions" else "scores"
   s <- noise_scores(object)
   if (type == "regions") {
     d <- gpc_ep_ovr_region_grid(object, grid)

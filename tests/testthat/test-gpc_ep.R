@@ -679,6 +679,14 @@ test_that("factors = 'dummies' is the z-scored model-matrix fit; unseen levels a
   df$k <- factor("only")
   expect_error(gpc_ep(cls ~ a + k, data = df), "single level", class = "noisylabels_error_input")
   expect_error(gpc_ep(cls ~ a, data = df, factors = "both"), class = "noisylabels_error_choice")
+  # two inputs, one categorical: no decision regions, scores by default
+  f2 <- gpc_ep(cls ~ a + g, data = df, learn_kernel = FALSE)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(f2))
+  expect_error(plot(f2, type = "regions"), "categorical", class = "noisylabels_error_input")
+  skip_if_not_installed("ggplot2")
+  expect_s3_class(ggplot2::autoplot(f2), "ggplot")
 })
 
 test_that("one-vs-rest: class probabilities sum to one and P(given label wrong) finds flips", {
