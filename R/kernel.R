@@ -20,7 +20,9 @@
 #'
 #' With `ard = TRUE` there is one length-scale (or precision) per input column,
 #' otherwise one shared value. A `NULL` length-scale is set from the data when
-#' the model is fitted (the median pairwise distance, per column with ARD).
+#' the model is fitted (the median pairwise distance, per column with ARD; a
+#' `NULL` precision is one over its square, and 1 for a categorical column of
+#' an ARD mixed kernel).
 #'
 #' @param type Kernel type, see Details.
 #' @param variance Signal variance (`v0` of the mixed kernel), on the scale of
@@ -140,6 +142,9 @@ kernel_resolve <- function(kernel, x, call = parent.frame()) {
       md <- median_distance(x, per_column = kernel$ard)
       v <- if (grp == "precision") 1 / md^2 else md
       v <- rep_len(v, q)
+      # A categorical column's distance is 0 or 1 whatever its codes: start
+      # its precision at 1 (different levels correlate by exp(-1/2)).
+      if (grp == "precision" && kernel$ard) v[cat_mask] <- 1
     } else if (length(v) == 1L && q > 1L) {
       v <- rep(v, q)
     } else if (length(v) != q) {

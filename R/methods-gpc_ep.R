@@ -5,7 +5,16 @@ gpc_ep_newx <- function(object, newdata, call = parent.frame()) {
   if (!is.null(object$terms) && !is.data.frame(newdata)) {
     abort_input("{.arg newdata} must be a data frame for a formula fit.", call = call)
   }
-  xm <- newdata_design(object, newdata, ncol(object$x), call = call)
+  xm <- if (!is.null(object$terms) && !is.null(object$design)) {
+    # Formula fits: levels are checked against the training ones (factor
+    # columns of either kind), then the design is built as in training.
+    mf <- newdata_frame(object, newdata, levels = c(object$design$levels, object$xlevels),
+                        call = call)
+    check_x_matrix(gpc_ep_design_matrix(stats::delete.response(object$terms), mf, object$design),
+                   "newdata", call = call)
+  } else {
+    newdata_design(object, newdata, ncol(object$x), call = call)
+  }
   if (!is.null(object$colnames) && !is.null(colnames(xm)) && all(object$colnames %in% colnames(xm))) {
     xm <- xm[, object$colnames, drop = FALSE]
   }
@@ -193,9 +202,9 @@ print.summary.gpc_ep <- function(x, digits = 4, ...) {
 plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid = 60,
                         threshold = 0.5, ...) {
   type <- match_arg(type)
-  if (type == "auto") type <- if (ncol(x$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(x)) "regions" else "scores"
   if (type == "regions") {
-    if (ncol(x$x) != 2L) abort_input("Decision regions need exactly two input columns.")
+    gpc_ep_check_regions(x)
     d <- gpc_ep_region_grid(x, grid)
     xo <- gpc_ep_original_x(x)
     z <- matrix(d$grid$prob, length(d$g1))
@@ -225,6 +234,19 @@ plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid 
   invisible(x)
 }
 
+# Decision regions are drawn over two continuous inputs.
+gpc_ep_has_regions <- function(object) {
+  ncol(object$x) == 2L && !any(object$kernel$categorical)
+}
+
+gpc_ep_check_regions <- function(object, call = parent.frame()) {
+  if (ncol(object$x) != 2L) abort_input("Decision regions need exactly two input columns.", call = call)
+  if (any(object$kernel$categorical)) {
+    abort_input(c("Decision regions need two continuous inputs; this fit has a categorical one.",
+                  "i" = "Use {.code type = \"scores\"}."), call = call)
+  }
+}
+
 gpc_ep_original_x <- function(object) {
   sweep(sweep(object$x, 2, object$x_scale, "*"), 2, object$x_center, "+")
 }
@@ -251,9 +273,9 @@ autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace
     abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
   }
   type <- match_arg(type)
-  if (type == "auto") type <- if (ncol(object$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(object)) "regions" else "scores"
   if (type == "regions") {
-    if (ncol(object$x) != 2L) abort_input("Decision regions need exactly two input columns.")
+    gpc_ep_check_regions(object)
     d <- gpc_ep_region_grid(object, grid)
     xo <- gpc_ep_original_x(object)
     pts <- data.frame(x1 = xo[, 1], x2 = xo[, 2], label = object$y_factor,
@@ -342,8 +364,8 @@ augment.gpc_ep <- function(x, data = NULL, ...) {
 # ---- one-vs-rest -----------------------------------------------------------
 # A gpc_ep_ovr object holds one binary gpc_ep fit per class ("class" against
 # "not class"). Class probabilities are the binary probabilities of each
-# class normalised to sum to one; a label's noise score is the flip
-# probability of that observation in its own class's binary problem.
+# class normalised to sum to one; a label's noise score is one minus the
+# normalised probability of its given class (see ?gpc_ep, "One-vs-rest").
 
 #' @export
 print.gpc_ep_ovr <- function(x, digits = 4, ...) {
@@ -355,7 +377,7 @@ print.gpc_ep_ovr <- function(x, digits = 4, ...) {
                           format(signif(f$epsilon, digits)), format(round(f$log_z, 3), nsmall = 3),
                           sum(f$flip_prob > 0.5)))
   }
-  cli::cat_line(sprintf("  labels flagged (P(flip) > 0.5 in their own class's problem): %d",
+  cli::cat_line(sprintf("  labels flagged (P(given class wrong) > 0.5): %d",
                         sum(noise_scores(x) > 0.5)))
   invisible(x)
 }
@@ -386,7 +408,7 @@ print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
   pc$epsilon <- signif(pc$epsilon, digits)
   pc$log_z <- round(pc$log_z, 3)
   print(pc, row.names = FALSE)
-  cli::cat_line(sprintf("Training error: %s; labels flagged (P(flip) > 0.5): %d",
+  cli::cat_line(sprintf("Training error: %s; labels flagged (P(given class wrong) > 0.5): %d",
                         format(signif(x$training_error, 3)), x$flagged))
   invisible(x)
 }
@@ -417,9 +439,14 @@ nobs.gpc_ep_ovr <- function(object, ...) object$n
 
 #' @export
 noise_scores.gpc_ep_ovr <- function(object, ...) {
-  idx <- match(as.character(object$y), object$levels)
+  p <- predict(object, type = "prob")
+  1 - p[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
+}
+
+# Each label's flip probability in its own class's binary problem.
+gpc_ep_ovr_flip_own <- function(object) {
   s <- vapply(object$fits, noise_scores, numeric(object$n))
-  s[cbind(seq_len(object$n), idx)]
+  s[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
 }
 
 #' @export
@@ -427,11 +454,10 @@ label_issues.gpc_ep_ovr <- function(object, threshold = 0.5, ...) {
   check_number(threshold, "threshold", 0, 1)
   s <- noise_scores(object)
   p <- predict(object, type = "prob")
-  own <- p[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
   new_label_issues(seq_len(object$n), s, s > threshold, label = object$y,
                    predicted = factor(object$levels[max.col(p, ties.method = "first")],
                                       levels = object$levels),
-                   prob_label = own)
+                   prob_label = 1 - s, flip_own = gpc_ep_ovr_flip_own(object))
 }
 
 #' @rdname tidy.gpc_ep
@@ -475,7 +501,7 @@ plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
                             threshold = 0.5, ...) {
   type <- match_arg(type)
   f1 <- x$fits[[1]]
-  if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(f1)) "regions" else "scores"
   s <- noise_scores(x)
   if (type == "regions") {
     d <- gpc_ep_ovr_region_grid(x, grid)
@@ -501,7 +527,7 @@ plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
 
 gpc_ep_ovr_region_grid <- function(object, grid) {
   f1 <- object$fits[[1]]
-  if (ncol(f1$x) != 2L) abort_input("Decision regions need exactly two input columns.")
+  gpc_ep_check_regions(f1)
   xo <- gpc_ep_original_x(f1)
   r1 <- range(xo[, 1]); r2 <- range(xo[, 2])
   g1 <- seq(r1[1] - 0.05 * diff(r1), r1[2] + 0.05 * diff(r1), length.out = grid)
@@ -523,7 +549,7 @@ autoplot.gpc_ep_ovr <- function(object, type = c("auto", "regions", "scores"), g
   }
   type <- match_arg(type)
   f1 <- object$fits[[1]]
-  if (type == "auto") type <- if (ncol(f1$x) == 2L) "regions" else "scores"
+  if (type == "auto") type <- if (gpc_ep_has_regions(f1)) "regions" else "scores"
   s <- noise_scores(object)
   if (type == "regions") {
     d <- gpc_ep_ovr_region_grid(object, grid)

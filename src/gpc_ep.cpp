@@ -1007,10 +1007,20 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
   };
 
   const int nf = static_cast<int>(opt.free.size());
-  VectorXd lo(nf), hi(nf);
+  const bool learn_kernel = opt.learn_kernel && nf > 0;
+  // The optimiser's variables: the free log-hyperparameters, then (joint
+  // mode) log(epsilon).
+  const bool joint = opt.learn_epsilon && opt.joint_epsilon && opt.rule == EpsilonRule::Tilted &&
+                     learn_kernel;
+  const int nv = nf + (joint ? 1 : 0);
+  VectorXd lo(nv), hi(nv);
   for (int j = 0; j < nf; ++j) {
     lo(j) = opt.lower(opt.free[j]);
     hi(j) = opt.upper(opt.free[j]);
+  }
+  if (joint) {
+    lo(nf) = std::log(opt.eps_min);
+    hi(nf) = std::log(opt.eps_max);
   }
   // Progress: the outer (epsilon) iterations when epsilon is learned, else
   // the objective evaluations of the kernel optimiser (total unknown).
@@ -1019,6 +1029,7 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
     if (!opt.learn_epsilon) monitor.progress(++evaluations, -1);
     VectorXd lp = log_par;
     for (int j = 0; j < nf; ++j) lp(opt.free[j]) = tf(j);
+    if (joint) lik.epsilon = std::exp(tf(nf));
     EpState st;
     try {
       st = run_robust(lp);
@@ -1031,20 +1042,23 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
     const MatrixXd xk = x;
     const VectorXd g = ep_kernel_gradient(kk, xk, st);
     for (int j = 0; j < nf; ++j) grad(j) = -g(opt.free[j]);
+    // d log Z_EP / d log eps = eps * sum_i (1 - 2 Phi(z_i)) / Z_i (spec §3.6)
+    if (joint) grad(nf) = -lik.epsilon * st.dlogz_deps.sum();
     return -st.log_z;
   };
   auto optimise = [&](int iters) {
-    VectorXd x0(nf);
+    VectorXd x0(nv);
     for (int j = 0; j < nf; ++j) x0(j) = log_par(opt.free[j]);
+    if (joint) x0(nf) = std::min(hi(nf), std::max(lo(nf), std::log(lik.epsilon)));
     BoxOptions bo;
     bo.max_iter = iters;
     const BoxResult br = minimize_box(objective, x0, lo, hi, bo, monitor);
     for (int j = 0; j < nf; ++j) log_par(opt.free[j]) = br.x(j);
+    if (joint) lik.epsilon = std::exp(br.x(nf));
     return br;
   };
 
   EpState st = run_at(log_par);
-  const bool learn_kernel = opt.learn_kernel && nf > 0;
   if (!opt.learn_epsilon && !learn_kernel) {
     res.converged = st.converged;
   } else if (!opt.learn_epsilon) {
@@ -1078,12 +1092,14 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
         stuck = true;
       }
       if (learn_kernel) {
+        const double eps_em = lik.epsilon;
         optimise(opt.lbfgs_steps);
         try {
           st = run_robust(log_par);
           stuck = false;
-        } catch (const NumericalError&) {  // reject the kernel step
+        } catch (const NumericalError&) {  // reject the kernel (and joint epsilon) step
           log_par = lp_old;
+          lik.epsilon = eps_em;
           keep_state(st);
         }
       }
@@ -1096,6 +1112,7 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
       monitor.progress(t, opt.max_outer);
       res.logz_trace.push_back(st.log_z);
       res.eps_trace.push_back(lik.epsilon);
+      res.par_trace.push_back(log_par);
       const double dtheta = nf > 0 ? (log_par - lp_old).cwiseAbs().maxCoeff() : 0.0;
       const bool small_step = std::abs(lik.epsilon - eps_old) < opt.tol_eps && dtheta < opt.tol_theta;
       const bool flat = std::abs(st.log_z - log_z_old) < opt.tol_logz;
@@ -1103,6 +1120,26 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
       if (small_step || flat) {
         res.converged = true;
         break;
+      }
+    }
+    if (joint && res.converged) {
+      // The joint L-BFGS steps end wherever their last line search did; a
+      // final EM step at the converged kernel puts epsilon at the maximiser
+      // of log Z_EP given the cavities, as the EM-only loop ends.
+      const double eps_last = lik.epsilon;
+      lik.epsilon = epsilon_update(y, st, lik, opt.rule, opt.eps_min, opt.eps_max);
+      try {
+        EpState polished = run_robust(log_par);
+        if (polished.log_z >= st.log_z - opt.tol_logz) {
+          st = std::move(polished);
+          res.logz_trace.back() = st.log_z;
+          res.eps_trace.back() = lik.epsilon;
+        } else {
+          lik.epsilon = eps_last;
+        }
+      } catch (const NumericalError&) {
+        lik.epsilon = eps_last;
+        keep_state(st);
       }
     }
     if (res.message.empty()) {

@@ -141,6 +141,11 @@ struct FitOptions {
   int max_outer = 50;
   int lbfgs_steps = 5;        // L-BFGS iterations per outer iteration
   double tol_eps = 1e-5, tol_theta = 1e-4, tol_logz = 1e-6;
+  // Tilted rule with a learned kernel: the L-BFGS steps move log(epsilon)
+  // together with the kernel hyperparameters (gradient d log Z_EP / d eps,
+  // spec §4.2b), after each EM step. EM alone crawls along the ridge where
+  // epsilon and the latent scale trade off (overlapping classes).
+  bool joint_epsilon = true;
 };
 
 struct FitResult {
@@ -155,6 +160,7 @@ struct FitResult {
   int ep_failures = 0;        // EP runs with no proper posterior (told to the optimiser)
   int ep_not_converged = 0;
   std::vector<double> logz_trace, eps_trace;
+  std::vector<VectorXd> par_trace;  // log-hyperparameters after each outer iteration
   std::string message;
 };
 

@@ -175,11 +175,17 @@ Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, doubl
   opt.tol_eps = Rcpp::as<double>(ep["tol_outer_eps"]);
   opt.tol_theta = Rcpp::as<double>(ep["tol_outer_theta"]);
   opt.tol_logz = Rcpp::as<double>(ep["tol_outer_logz"]);
+  if (ep.containsElementNamed("joint_epsilon")) opt.joint_epsilon = Rcpp::as<bool>(ep["joint_epsilon"]);
   const MatrixXd xm = x;
   const FitResult r = fit_gpc_ep(xm, y, kernel, EpLikelihood{epsilon, sigma}, opt,
                                  seed_from(seed), monitor);
   monitor.flush();
   Rcpp::List st = state_to_list(r.state);
+  // log-hyperparameters after each outer iteration, one row per iteration
+  Rcpp::NumericMatrix par_trace(static_cast<int>(r.par_trace.size()), r.log_par.size());
+  for (int t = 0; t < par_trace.nrow(); ++t) {
+    for (int j = 0; j < par_trace.ncol(); ++j) par_trace(t, j) = r.par_trace[t](j);
+  }
   return Rcpp::List::create(
       Rcpp::Named("state") = st, Rcpp::Named("log_par") = r.log_par,
       Rcpp::Named("epsilon") = r.epsilon, Rcpp::Named("jitter") = r.jitter,
@@ -187,7 +193,7 @@ Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, doubl
       Rcpp::Named("ep_runs") = r.ep_runs, Rcpp::Named("ep_failures") = r.ep_failures,
       Rcpp::Named("ep_not_converged") = r.ep_not_converged,
       Rcpp::Named("logz_trace") = r.logz_trace, Rcpp::Named("eps_trace") = r.eps_trace,
-      Rcpp::Named("message") = r.message);
+      Rcpp::Named("par_trace") = par_trace, Rcpp::Named("message") = r.message);
 }
 
 // Predictive latent mean and variance at new inputs from the fitted sites.

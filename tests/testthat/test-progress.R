@@ -107,6 +107,26 @@ test_that("gpc_ep() drives a cli bar (epsilon iterations, optimiser evaluations,
   expect_match(lines[length(lines)], "3/3 terminated")
 })
 
+test_that("gpc_ep()'s formula method passes verbose on; the bar does not change the fit", {
+  local_logged_bars()
+  set.seed(6)
+  df <- data.frame(a = rnorm(60), g = factor(sample(c("p", "q", "r"), 60, TRUE)))
+  df$y <- factor(ifelse(df$a + (df$g == "q") + rnorm(60, sd = 0.3) > 0.3, "yes", "no"))
+  set.seed(1)
+  lines <- grep("cli-", utils::capture.output(fit <- gpc_ep(y ~ a + g, data = df, verbose = TRUE)),
+                value = TRUE)
+  expect_match(lines[1], "0/50 created")
+  expect_match(lines[length(lines)], paste0(fit$outer_iterations, "/50 terminated"))
+  # the session option shows it too; verbose = FALSE wins over the option
+  withr::local_options(noisylabels.progress = TRUE)
+  set.seed(1)
+  lines <- grep("cli-", utils::capture.output(fit2 <- gpc_ep(y ~ a + g, data = df)), value = TRUE)
+  expect_gt(length(lines), 1)
+  expect_length(grep("cli-", utils::capture.output(gpc_ep(y ~ a + g, data = df, verbose = FALSE))), 0)
+  expect_identical(fit2$site_tau, fit$site_tau)
+  expect_identical(fit2$log_par, fit$log_par)
+})
+
 test_that("cv_gpr_loo() reports one step per fold through progressr", {
   skip_if_not_installed("progressr")
   set.seed(5)
