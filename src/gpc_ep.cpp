@@ -1038,7 +1038,17 @@ FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik
     res.converged = st.converged;
   } else if (!opt.learn_epsilon) {
     const VectorXd lp_start = log_par;
-    const BoxResult br = optimise(opt.max_outer * opt.lbfgs_steps);
+    BoxResult br;
+    try {
+      br = optimise(opt.max_outer * opt.lbfgs_steps);
+    } catch (const NumericalError&) {
+      // EP lost its proper posterior at the optimiser's start (EP's random
+      // visiting order can decide this near the edge): keep the start.
+      br.x = VectorXd();
+      br.iterations = 0;
+      br.converged = false;
+      br.message = "stopped: no proper EP posterior at the optimiser's start";
+    }
     try {
       st = run_robust(log_par);
     } catch (const NumericalError&) {  // keep the start, which had a proper posterior
@@ -1067,13 +1077,25 @@ FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik
         stuck = true;
       }
       if (learn_kernel) {
-        optimise(opt.lbfgs_steps);
+        bool stepped = true;
         try {
-          st = run_robust(log_par);
-          stuck = false;
-        } catch (const NumericalError&) {  // reject the kernel step
+          optimise(opt.lbfgs_steps);
+        } catch (const NumericalError&) {
+          // no proper EP posterior at the optimiser's start (a fresh EP run
+          // at the point just accepted, with another visiting order): the
+          // kernel step is skipped and the accepted state stands
           log_par = lp_old;
           keep_state(st);
+          stepped = false;
+        }
+        if (stepped) {
+          try {
+            st = run_robust(log_par);
+            stuck = false;
+          } catch (const NumericalError&) {  // reject the kernel step
+            log_par = lp_old;
+            keep_state(st);
+          }
         }
       }
       if (stuck && (!learn_kernel || log_par == lp_old)) {

@@ -159,11 +159,15 @@ bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
         ++s.skipped;
         continue;
       }
-      // Rank-one update of the block's marginal (R&W eq. 3.70 restricted to J).
+      // Rank-one update of the block's marginal (R&W eq. 3.70 restricted to
+      // J); only the sites still to come in this block are read again.
       const double coef = dt / (1.0 + dt * sii);
-      const VectorXd col = sjj.col(c);
-      sjj.noalias() -= coef * col * col.transpose();
-      muj -= (coef * (mui + sii * dn) - dn) * col;
+      const int rest = nb - c - 1;
+      if (rest > 0) {
+        const VectorXd col = sjj.col(c).tail(rest);
+        sjj.bottomRightCorner(rest, rest).noalias() -= coef * col * col.transpose();
+        muj.tail(rest) -= (coef * (mui + sii * dn) - dn) * col;
+      }
       s.site_tau(i) += dt;
       s.site_nu(i) += dn;
       const double gi = 1.0 / (1.0 + p.lambda(i) * s.site_tau(i));
@@ -175,9 +179,18 @@ bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
       max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
     }
     if (!moved || j0 + nb >= n) continue;  // the caller refreshes after the sweep
-    // M += U_J diag(dw) U_J', r += U_J d(g o nu), then refactor M.
-    MatrixXd ujw = uj * dw.asDiagonal();
-    gemm_nt(ujw, uj, 1.0, 1.0, mm);
+    // M += U_J diag(dw) U_J' (lower triangle, one dsyrk per sign),
+    // r += U_J d(g o nu), then refactor M.
+    {
+      MatrixXd up = uj, down = uj;
+      for (int c = 0; c < nb; ++c) {
+        up.col(c) *= dw(c) > 0 ? std::sqrt(dw(c)) : 0.0;
+        down.col(c) *= dw(c) < 0 ? std::sqrt(-dw(c)) : 0.0;
+      }
+      const double one = 1.0, minus_one = -1.0;
+      dsyrk_("L", "N", &m, &nb, &one, up.data(), &m, &one, mm.data(), &m, 1, 1);
+      dsyrk_("L", "N", &m, &nb, &minus_one, down.data(), &m, &one, mm.data(), &m, 1, 1);
+    }
     r.noalias() += uj * dgnu;
     if (!factor_m(mm, chol_m)) return false;
   }
@@ -405,9 +418,24 @@ SparseFitResult fit_gpc_ep_fitc(const MatrixXd& x, const MatrixXd& z, const Vect
     }
     return prior;
   };
+  // The outer loop asks for EP again at the point it has just accepted (the
+  // optimiser's start, and its last point once more after it returns),
+  // warm-started from that run's own sites: the converged state is returned
+  // instead of running at least min_sweeps more sweeps from it.
+  EpState last;
+  VectorXd last_lp;
+  double last_eps = -1;
+  bool have_last = false;
   EpRunner run = [&](const VectorXd& lp, const EpLikelihood& l, const VectorXd* wt,
                      const VectorXd* wn) {
-    return run_ep_fitc(prior_at(lp), y, l, opt.ep, rng, monitor, wt, wn);
+    if (have_last && last.converged && wt && wn && l.epsilon == last_eps && last_lp == lp &&
+        *wt == last.site_tau && *wn == last.site_nu)
+      return last;
+    last = run_ep_fitc(prior_at(lp), y, l, opt.ep, rng, monitor, wt, wn);
+    last_eps = l.epsilon;
+    last_lp = lp;
+    have_last = true;
+    return last;
   };
   EpGradient gradient = [&](const VectorXd& lp, const EpState& st) {
     Kernel kk = kernel;
