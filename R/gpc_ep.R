@@ -87,7 +87,7 @@
 #'   O(n m) memory; see the section "Sparse EP") or `"auto"` (default): dense
 #'   up to 2000 labels, sparse above, and sparse whenever `inducing` is given.
 #' @param inducing For the sparse path: `NULL` (default: `min(n, max(100,
-#'   ceiling(4 sqrt(n))))` inducing points chosen by k-means++ seeding), a
+#'   ceiling(2 sqrt(n))))` inducing points chosen by k-means++ seeding), a
 #'   number of inducing points (at most n), or a numeric matrix of inducing
 #'   inputs with the columns of `x` on its original scale (for formula fits,
 #'   the columns of the model matrix).
@@ -119,6 +119,9 @@
 #' fit
 #' head(label_issues(fit))
 #' predict(fit, x[1:5, ], type = "prob")
+#' # the sparse (FITC) path with 15 inducing inputs (k-means++ seeding)
+#' fit_s <- gpc_ep(x, y, approx = "sparse", inducing = 15)
+#' fit_s$approx
 #' @export
 gpc_ep <- function(x, ...) UseMethod("gpc_ep")
 

@@ -10,14 +10,17 @@ gpc_ep_auto_sparse_n <- 2000L
 
 #' Default number of inducing points for the sparse EP path
 #'
-#' `min(n, max(100, ceiling(4 * sqrt(n))))`: 100 below n = 625, 179 at
-#' n = 2000, 566 at n = 20000. Fits cost O(n m^2) time and O(n m) memory.
+#' `min(n, max(100, ceiling(2 * sqrt(n))))`: 100 up to n = 2500, 283 at
+#' n = 20000, 633 at n = 10^5. Fits cost O(n m^2) time and O(n m) memory;
+#' 4 sqrt(n) (566 at n = 20000) put a full fit at 20000 labels far over ten
+#' minutes (about 1.5 s of CPU per EP sweep against 0.5 s at 283), see
+#' inst/bench/gpc_ep/README.md.
 #' @param n Number of training labels.
 #' @return An integer.
 #' @keywords internal
 #' @noRd
 gpc_ep_default_inducing <- function(n) {
-  as.integer(min(n, max(100, ceiling(4 * sqrt(n)))))
+  as.integer(min(n, max(100, ceiling(2 * sqrt(n)))))
 }
 
 # Resolve approx = "auto" given n and whether inducing inputs were given.

@@ -43,9 +43,12 @@ one <- function(approx, m) {
              outer_iterations = fit$outer_iterations, converged = fit$converged)
 }
 m_list <- if (ms == "default") NA else as.integer(strsplit(ms, ",")[[1]])
-rows <- list()
-if (mode == "compare") rows[[length(rows) + 1]] <- one("dense", NA)
-for (m in m_list) rows[[length(rows) + 1]] <- one("sparse", m)
-res <- do.call(rbind, rows)
-print(res, digits = 4)
-write.csv(res, out, row.names = FALSE)
+# the sparse fits first (they are quick); one CSV row is written per fit
+jobs <- c(lapply(m_list, function(m) list("sparse", m)), if (mode == "compare") list(list("dense", NA)))
+if (file.exists(out)) file.remove(out)
+for (j in jobs) {
+  row <- one(j[[1]], j[[2]])
+  print(row, digits = 4)
+  utils::write.table(row, out, sep = ",", row.names = FALSE, append = file.exists(out),
+                     col.names = !file.exists(out))
+}
