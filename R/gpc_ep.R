@@ -85,7 +85,7 @@
 #' @param approx `"dense"` (EP on the full n x n covariance, O(n^3) time and
 #'   O(n^2) memory), `"sparse"` (FITC inducing-point EP, O(n m^2) time and
 #'   O(n m) memory; see the section "Sparse EP") or `"auto"` (default): dense
-#'   up to 2000 labels, sparse above, and sparse whenever `inducing` is given.
+#'   up to 1000 labels, sparse above, and sparse whenever `inducing` is given.
 #' @param inducing For the sparse path: `NULL` (default: `min(n, max(100,
 #'   ceiling(2 sqrt(n))))` inducing points chosen by k-means++ seeding), a
 #'   number of inducing points (at most n), or a numeric matrix of inducing
