@@ -126,6 +126,7 @@ test_that("sparse fits work with every method, and one-vs-rest", {
   expect_s3_class(predict(fit, x[1:4, ]), "factor")
   expect_identical(nrow(augment(fit)), n)
   expect_identical(nrow(glance(fit)), 1L)
+  expect_identical(tidy(fit)$term, c(fit$par_names, "epsilon"))
   pdf(NULL)
   on.exit(grDevices::dev.off())
   expect_invisible(plot(fit))
