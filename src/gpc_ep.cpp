@@ -961,8 +961,9 @@ double epsilon_update(const VectorXd& y, const EpState& s, const EpLikelihood& l
   return e;
 }
 
-FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik, const FitOptions& opt,
-                       const EpRunner& run, const EpGradient& gradient, Monitor& monitor) {
+FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik,
+                       const FitOptions& opt, const EpRunner& run,
+                       const EpGradient& gradient, Monitor& monitor) {
   FitResult res;
   VectorXd log_par = kernel.log_par();
   VectorXd warm_tau, warm_nu;

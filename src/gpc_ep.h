@@ -178,8 +178,9 @@ using EpGradient = std::function<VectorXd(const VectorXd& lp, const EpState& s)>
 // The outer loop of spec §4.4 for any EP backend (dense or sparse): EP,
 // epsilon M-step, a few L-BFGS steps on -log Z_EP with nested, warm-started
 // EP. Fills everything in FitResult except `k`.
-FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik, const FitOptions& opt,
-                       const EpRunner& run, const EpGradient& gradient, Monitor& monitor);
+FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik,
+                       const FitOptions& opt, const EpRunner& run,
+                       const EpGradient& gradient, Monitor& monitor);
 
 // The outer loop with the dense EP (run_ep on K(X, X)).
 FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLikelihood lik,

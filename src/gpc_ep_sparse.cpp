@@ -280,9 +280,11 @@ bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out) {
   const VectorXd gnu = g.cwiseProduct(s.site_nu);
   const VectorXd t = v * gnu;
   s.mu = p.lambda.cwiseProduct(gnu) + g.cwiseProduct(v.transpose() * t);
-  s.var = p.lambda.cwiseProduct(g) + g.cwiseProduct(g).cwiseProduct(v.colwise().squaredNorm().transpose());
+  const VectorXd vnorm2 = v.colwise().squaredNorm().transpose();
+  s.var = p.lambda.cwiseProduct(g) + g.cwiseProduct(g).cwiseProduct(vnorm2);
   double half_logdet = 0.5 * chol_m.logdet();
-  for (int i = 0; i < s.site_tau.size(); ++i) half_logdet += 0.5 * std::log1p(p.lambda(i) * s.site_tau(i));
+  for (int i = 0; i < s.site_tau.size(); ++i)
+    half_logdet += 0.5 * std::log1p(p.lambda(i) * s.site_tau(i));
   s.half_logdet = half_logdet;
   if (v_out) v_out->swap(v);
   return s.mu.allFinite() && s.var.allFinite() && (s.var.array() > 0).all() &&
@@ -364,7 +366,8 @@ VectorXd fitc_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const Mat
   const int n = static_cast<int>(x.rows());
   EpState st = s;
   MatrixXd v;
-  if (!fitc_refresh(p, st, &v)) throw NumericalError("sparse EP: the sites give an improper posterior");
+  if (!fitc_refresh(p, st, &v))
+    throw NumericalError("sparse EP: the sites give an improper posterior");
   MatrixXd a, c;
   VectorXd w, vnorm2;
   fitc_a_and_ar(p, st, v, a, c, w, vnorm2);
@@ -390,7 +393,8 @@ VectorXd fitc_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const Mat
 FitcPredictor fitc_predictor(const FitcPrior& p, const EpState& s) {
   EpState st = s;
   MatrixXd v;
-  if (!fitc_refresh(p, st, &v)) throw NumericalError("sparse EP: the sites give an improper posterior");
+  if (!fitc_refresh(p, st, &v))
+    throw NumericalError("sparse EP: the sites give an improper posterior");
   MatrixXd a, ar;
   VectorXd w, vnorm2;
   fitc_a_and_ar(p, st, v, a, ar, w, vnorm2);
