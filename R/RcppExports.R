@@ -33,6 +33,18 @@
     .Call(`_noisylabels_gpc_ep_predict_cpp`, x, xnew, spec, jitter, site_tau, site_nu)
 }
 
+.gpc_ep_sparse_run <- function(x, z, y, spec, epsilon, sigma, ep, seed, gradient = TRUE) {
+    .Call(`_noisylabels_gpc_ep_sparse_run_cpp`, x, z, y, spec, epsilon, sigma, ep, seed, gradient)
+}
+
+.gpc_ep_sparse_fit <- function(x, z, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress = NULL) {
+    .Call(`_noisylabels_gpc_ep_sparse_fit_cpp`, x, z, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress)
+}
+
+.gpc_ep_sparse_predict <- function(z, xnew, spec, beta, pred_cov) {
+    .Call(`_noisylabels_gpc_ep_sparse_predict_cpp`, z, xnew, spec, beta, pred_cov)
+}
+
 .gpr_loo_fit <- function(x, y, spec, sigma0, starts, lower, upper, options, progress = NULL) {
     .Call(`_noisylabels_gpr_loo_fit_cpp`, x, y, spec, sigma0, starts, lower, upper, options, progress)
 }

@@ -50,6 +50,26 @@
 #' (s2 = 0 for the step, 1 for the probit); it does not maximise the evidence
 #' and gives epsilon > 0 even without flips. Both are clamped to `[1e-6, 0.49]`.
 #'
+#' @section Sparse EP:
+#' With `approx = "sparse"` the prior covariance `K` is replaced by the FITC
+#' approximation `Q + diag(K - Q)`, `Q = K(X, Z) K(Z, Z)^-1 K(Z, X)`, on m
+#' inducing inputs `Z` (as GPML's `infFITC_EP`); the nugget is white noise and
+#' stays on the diagonal. EP runs the same site updates, in the same order, on
+#' an O(n m^2) representation of the posterior, so no n x n matrix is formed;
+#' the EM update of epsilon and the evidence-gradient steps on the kernel
+#' hyperparameters are those of the dense path. With `Z` equal to the
+#' training inputs the sparse fit is the dense one. The inducing inputs are
+#' fixed, not optimised: by default k-means++ seeding on the standardised
+#' inputs (the first a random training point, each further one a training
+#' point drawn with probability proportional to its squared distance from the
+#' nearest one already chosen; reproducible with [set.seed()]). The fit's
+#' `approx`, `n_inducing` and `inducing_rule` say what was used; [print()] and
+#' [summary()] show it. EP on the Vecchia operator of [gpr_loo()] was not
+#' chosen: every EP sweep needs the marginal variances
+#' `diag((K^-1 + T)^-1)`, which a sparse Cholesky factor of the precision does
+#' not give without a selected inverse, whereas the FITC representation gives
+#' them in O(n m^2) (see `inst/bench/gpc_ep/README.md`).
+#'
 #' @section Noise scores:
 #' [noise_scores()] returns the posterior probability that the given label was
 #' flipped, `P(c_i = 1 | D) = eps Phi(-z_i) / Z_i`, computed from the tilted
@@ -98,6 +118,15 @@
 #' @param scale Standardise the continuous inputs?
 #' @param multiclass `"none"` (error on more than two classes) or `"ovr"`
 #'   (one binary fit per class against the rest).
+#' @param approx `"dense"` (EP on the full n x n covariance, O(n^3) time and
+#'   O(n^2) memory), `"sparse"` (FITC inducing-point EP, O(n m^2) time and
+#'   O(n m) memory; see the section "Sparse EP") or `"auto"` (default): dense
+#'   up to 1000 labels, sparse above, and sparse whenever `inducing` is given.
+#' @param inducing For the sparse path: `NULL` (default: `min(n, max(100,
+#'   ceiling(2 sqrt(n))))` inducing points chosen by k-means++ seeding), a
+#'   number of inducing points (at most n), or a numeric matrix of inducing
+#'   inputs with the columns of `x` on its original scale (for formula fits,
+#'   the columns of the model matrix).
 #' @param control A list from [gpc_ep_control()].
 #' @param verbose Show a progress bar (see [noisylabels-progress]): the outer
 #'   epsilon iterations, or the kernel optimiser's evaluations when epsilon is
@@ -133,6 +162,9 @@
 #' df <- data.frame(x1 = x[, 1], side = factor(ifelse(x[, 2] > 0, "up", "down")), y = y)
 #' fit2 <- gpc_ep(y ~ x1 + side, data = df)
 #' predict(fit2, data.frame(x1 = c(-1, 1), side = c("up", "down")), type = "prob")
+#' # the sparse (FITC) path with 15 inducing inputs (k-means++ seeding)
+#' fit_s <- gpc_ep(x, y, approx = "sparse", inducing = 15)
+#' fit_s$approx
 #' @export
 gpc_ep <- function(x, ...) UseMethod("gpc_ep")
 
@@ -278,7 +310,8 @@ gpc_ep_formula_kernel <- function(kernel, categorical, likelihood, call = parent
 gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit"),
                            epsilon = "learn", epsilon_update = c("tilted", "paper"),
                            tau = c("allow", "clamp"), learn_kernel = TRUE, scale = TRUE,
-                           multiclass = c("none", "ovr"), control = gpc_ep_control(),
+                           multiclass = c("none", "ovr"), approx = c("auto", "dense", "sparse"),
+                           inducing = NULL, control = gpc_ep_control(),
                            verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("gpc_ep", ...)
@@ -286,6 +319,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   epsilon_update <- match_arg(epsilon_update)
   tau <- match_arg(tau)
   multiclass <- match_arg(multiclass)
+  approx <- match_arg(approx)
   check_flag(learn_kernel, "learn_kernel")
   check_flag(scale, "scale")
   if (!is.null(verbose)) check_flag(verbose, "verbose")
@@ -302,6 +336,8 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
     }
   }
   x <- check_x_matrix(x, "x", min_rows = 2L)
+  inducing <- gpc_ep_check_inducing(inducing, x, approx)
+  approx <- gpc_ep_resolve_approx(approx, nrow(x), inducing)
   labels <- gpc_ep_labels(y, nrow(x))
   if (length(labels$levels) > 2L) {
     if (multiclass == "none") {
@@ -320,7 +356,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
                    levels = c(paste0("not ", lv), lv))
       f <- gpc_ep.default(x, yy, kernel = kernel, likelihood = likelihood, epsilon = epsilon,
                           epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
-                          scale = scale, control = control)
+                          scale = scale, approx = approx, inducing = inducing, control = control)
       if (!is.null(bar)) bar(k, length(labels$levels))
       f
     })
@@ -329,7 +365,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
                           n = nrow(x), call = call), class = "gpc_ep_ovr"))
   }
   n <- nrow(x)
-  check_dense_memory(n, copies = 4)
+  if (approx == "dense") check_dense_memory(n, copies = 4)
 
   kernel <- kernel %||% gpc_ep_default_kernel(likelihood)
   kernel <- kernel_resolve_scaled(kernel, x, scale)
@@ -339,12 +375,17 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   sigma <- if (likelihood == "step") 0 else 1
   eps0 <- if (learn_eps) control$epsilon_start else epsilon
   # Progress: outer epsilon iterations, or kernel-optimiser evaluations.
+  ind <- if (approx == "sparse") gpc_ep_inducing_inputs(inducing, xs, kernel$center, kernel$scale)
   bar <- progress_bar("gpc_ep", total = if (learn_eps) control$max_outer else NA, verbose = verbose)
-  res <- call_core(.gpc_ep_fit(
-    xs, labels$y, kernel_spec(kern, flat$log_par), eps0, sigma, learn_eps, epsilon_update,
+  core_args <- list(labels$y, kernel_spec(kern, flat$log_par), eps0, sigma, learn_eps, epsilon_update,
     learn_kernel, as.integer(which(flat$free) - 1L), flat$lower, flat$upper,
     as.integer(control$max_outer), as.integer(control$lbfgs_steps), gpc_ep_ep_options(control, tau),
-    draw_seed(), progress = bar))
+    draw_seed(), progress = bar)
+  res <- if (approx == "sparse") {
+    call_core(do.call(.gpc_ep_sparse_fit, c(list(xs, ind$z), core_args)))
+  } else {
+    call_core(do.call(.gpc_ep_fit, c(list(xs), core_args)))
+  }
   progress_done(bar)
   st <- res$state
   kern <- kernel_unflatten(kern, res$log_par)
@@ -368,7 +409,10 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
     par_trace = if (nrow(res$par_trace)) {
       structure(exp(res$par_trace), dimnames = list(NULL, flat$names))
     },
-    ep_trace = st$trace, message = res$message, control = control),
+    ep_trace = st$trace, message = res$message, control = control,
+    approx = approx, inducing = ind$z, inducing_rule = ind$rule,
+    n_inducing = if (approx == "sparse") nrow(ind$z) else NULL,
+    sparse_beta = res$beta, sparse_cov = res$pred_cov),
     class = "gpc_ep")
   if (!st$converged) {
     warn_convergence(c("EP did not converge after {st$sweeps} sweep{?s} (the maximum is {control$max_sweeps}).",

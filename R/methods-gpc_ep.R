@@ -58,8 +58,7 @@ predict.gpc_ep <- function(object, newdata = NULL, type = c("class", "prob", "li
     var <- object$latent_var
   } else {
     xn <- gpc_ep_newx(object, newdata)
-    p <- call_core(.gpc_ep_predict(object$x, xn, kernel_spec(object$kernel, object$log_par),
-                                   object$jitter, object$site_tau, object$site_nu))
+    p <- gpc_ep_latent(object, xn)
     mean <- p$mean
     var <- pmax(p$var, 0)
   }
@@ -128,6 +127,7 @@ print.gpc_ep <- function(x, digits = 4, ...) {
                                       vapply(signif(exp(x$log_par), 3), format, "")),
                               collapse = ", ")))
   cli::cat_line(sprintf("  flagged labels (P(flip) > 0.5): %d", sum(x$flip_prob > 0.5)))
+  cli::cat_line(paste0("  approximation: ", gpc_ep_approx_label(x)))
   cli::cat_line(sprintf("  EP (%s): %d sweeps in the last run%s; outer iterations: %d (%s)",
                         x$control$schedule %||% "sequential",
                         x$sweeps, if (x$ep_converged) "" else " [not converged]",
@@ -149,7 +149,7 @@ summary.gpc_ep <- function(object, ...) {
     flagged = sum(object$flip_prob > 0.5), negative_sites = sum(object$site_tau < 0),
     sweeps = object$sweeps, ep_runs = object$ep_runs, ep_failures = object$ep_failures,
     outer_iterations = object$outer_iterations, converged = object$converged,
-    jitter = object$jitter, tau = object$tau),
+    jitter = object$jitter, tau = object$tau, approx = gpc_ep_approx_label(object)),
     class = "summary.gpc_ep")
 }
 
@@ -163,6 +163,7 @@ print.summary.gpc_ep <- function(x, digits = 4, ...) {
   cli::cat_line(sprintf("epsilon = %s (%s)", format(signif(x$epsilon, digits)),
                         if (x$learn_epsilon) paste(x$epsilon_update, "M-step") else "fixed"))
   cli::cat_line(sprintf("log Z_EP = %s", format(round(x$log_z, 3), nsmall = 3)))
+  if (!is.null(x$approx)) cli::cat_line(paste0("Approximation: ", x$approx))
   cli::cat_line("Kernel hyperparameters:")
   p <- x$parameters
   p$value <- signif(p$value, digits)

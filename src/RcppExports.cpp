@@ -147,6 +147,67 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gpc_ep_sparse_run_cpp
+Rcpp::List gpc_ep_sparse_run_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec, double epsilon, double sigma, Rcpp::List ep, double seed, bool gradient);
+RcppExport SEXP _noisylabels_gpc_ep_sparse_run_cpp(SEXP xSEXP, SEXP zSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP gradientSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type z(zSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< bool >::type gradient(gradientSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_run_cpp(x, z, y, spec, epsilon, sigma, ep, seed, gradient));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_sparse_fit_cpp
+Rcpp::List gpc_ep_sparse_fit_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec, double epsilon, double sigma, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_gpc_ep_sparse_fit_cpp(SEXP xSEXP, SEXP zSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type z(zSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< bool >::type learn_epsilon(learn_epsilonSEXP);
+    Rcpp::traits::input_parameter< std::string >::type rule(ruleSEXP);
+    Rcpp::traits::input_parameter< bool >::type learn_kernel(learn_kernelSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type free(freeSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< int >::type max_outer(max_outerSEXP);
+    Rcpp::traits::input_parameter< int >::type lbfgs_steps(lbfgs_stepsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_fit_cpp(x, z, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gpc_ep_sparse_predict_cpp
+Rcpp::List gpc_ep_sparse_predict_cpp(const MapMat z, const MapMat xnew, Rcpp::List spec, const MapVec beta, const MapMat pred_cov);
+RcppExport SEXP _noisylabels_gpc_ep_sparse_predict_cpp(SEXP zSEXP, SEXP xnewSEXP, SEXP specSEXP, SEXP betaSEXP, SEXP pred_covSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type z(zSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type xnew(xnewSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< const MapMat >::type pred_cov(pred_covSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_predict_cpp(z, xnew, spec, beta, pred_cov));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpr_loo_fit_cpp
 Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapMat sigma0, const MapMat starts, const MapVec lower, const MapVec upper, Rcpp::List options, Rcpp::Nullable<Rcpp::Function> progress);
 RcppExport SEXP _noisylabels_gpr_loo_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP startsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP optionsSEXP, SEXP progressSEXP) {
@@ -692,6 +753,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_objective_cpp", (DL_FUNC) &_noisylabels_gpc_ep_objective_cpp, 7},
     {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 16},
     {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
+    {"_noisylabels_gpc_ep_sparse_run_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_run_cpp, 9},
+    {"_noisylabels_gpc_ep_sparse_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_fit_cpp, 17},
+    {"_noisylabels_gpc_ep_sparse_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_predict_cpp, 5},
     {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 9},
     {"_noisylabels_gpr_loo_clean_level_cpp", (DL_FUNC) &_noisylabels_gpr_loo_clean_level_cpp, 5},
     {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},

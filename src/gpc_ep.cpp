@@ -433,18 +433,12 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   return diag.allFinite() && (diag.array() > 0).all() && s.mu.allFinite();
 }
 
-namespace {
-// ep_evidence() with diag(Sigma) given (run_ep keeps Sigma permuted between
-// factor refreshes).
-bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd& diag,
-                      EpState& s);
-}  // namespace
-
 bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s) {
   return ep_evidence_diag(y, lik, s.sigma.diagonal(), s);
 }
 
-namespace {
+// diag(Sigma) given: run_ep keeps Sigma permuted between factor refreshes,
+// and the sparse path stores only the diagonal.
 bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd& diag,
                       EpState& s) {
   const int n = static_cast<int>(y.size());
@@ -468,7 +462,6 @@ bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd
   s.log_z = total;
   return std::isfinite(total);
 }
-}  // namespace
 
 
 namespace {
@@ -477,6 +470,8 @@ struct SweepWorkspace {
   MatrixXd u, tri;
   VectorXd rhs_store, c, g, mu_blk, coef;
 };
+
+}  // namespace
 
 // New site for site i from the current marginal (sii, mui): spec §3.2, with
 // clamping and damping. Returns false (site skipped) for an improper cavity,
@@ -496,6 +491,8 @@ bool propose_site(int i, double sii, double mui, const VectorXd& y, const EpLike
   dn = nh - s.site_nu(i);
   return 1.0 + dt * sii > 0;
 }
+
+namespace {
 
 // Reference sequential sweep: Sherman-Morrison rank-one updates of a copy of
 // the full Sigma and mu (R&W eq. 3.70; [GPML-infEP] ep_up_ex). n^2 memory
@@ -926,7 +923,8 @@ double epsilon_update(const VectorXd& y, const EpState& s, const EpLikelihood& l
     // the probit the latent noise is added to the marginal variance.
     double total = 0;
     for (int i = 0; i < n; ++i) {
-      const double sd = std::sqrt(lik.sigma * lik.sigma + s.sigma(i, i));
+      const double sii = s.sigma.rows() == n ? s.sigma(i, i) : s.var(i);
+      const double sd = std::sqrt(lik.sigma * lik.sigma + sii);
       total += std::exp(log_normal_cdf(-y(i) * s.mu(i) / sd));
     }
     return std::min(eps_max, std::max(eps_min, total / n));
@@ -963,22 +961,17 @@ double epsilon_update(const VectorXd& y, const EpState& s, const EpLikelihood& l
   return e;
 }
 
-FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLikelihood lik,
-                     const FitOptions& opt, std::uint64_t seed, Monitor& host_monitor) {
-  Monitor& monitor = host_monitor;
-  std::mt19937_64 rng(seed);
+FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik,
+                       const FitOptions& opt, const EpRunner& run,
+                       const EpGradient& gradient, Monitor& monitor) {
   FitResult res;
   VectorXd log_par = kernel.log_par();
   VectorXd warm_tau, warm_nu;
   bool have_warm = false;
 
   auto run_at = [&](const VectorXd& lp) -> EpState {
-    Kernel kk = kernel;
-    kk.set_log_par(lp);
-    const MatrixXd kmat = kk.gram(x);
     ++res.ep_runs;
-    EpState st = run_ep(kmat, y, lik, opt.ep, rng, monitor, have_warm ? &warm_tau : nullptr,
-                        have_warm ? &warm_nu : nullptr);
+    EpState st = run(lp, lik, have_warm ? &warm_tau : nullptr, have_warm ? &warm_nu : nullptr);
     if (!st.converged) ++res.ep_not_converged;
     warm_tau = st.site_tau;
     warm_nu = st.site_nu;
@@ -1037,10 +1030,7 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
       ++res.ep_failures;  // the optimiser treats this point as +inf
       throw;
     }
-    Kernel kk = kernel;
-    kk.set_log_par(lp);
-    const MatrixXd xk = x;
-    const VectorXd g = ep_kernel_gradient(kk, xk, st);
+    const VectorXd g = gradient(lp, st);
     for (int j = 0; j < nf; ++j) grad(j) = -g(opt.free[j]);
     // d log Z_EP / d log eps = eps * sum_i (1 - 2 Phi(z_i)) / Z_i (spec §3.6)
     if (joint) grad(nf) = -lik.epsilon * st.dlogz_deps.sum();
@@ -1063,7 +1053,17 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
     res.converged = st.converged;
   } else if (!opt.learn_epsilon) {
     const VectorXd lp_start = log_par;
-    const BoxResult br = optimise(opt.max_outer * opt.lbfgs_steps);
+    BoxResult br;
+    try {
+      br = optimise(opt.max_outer * opt.lbfgs_steps);
+    } catch (const NumericalError&) {
+      // EP lost its proper posterior at the optimiser's start (EP's random
+      // visiting order can decide this near the edge): keep the start.
+      br.x = VectorXd();
+      br.iterations = 0;
+      br.converged = false;
+      br.message = "stopped: no proper EP posterior at the optimiser's start";
+    }
     try {
       st = run_robust(log_par);
     } catch (const NumericalError&) {  // keep the start, which had a proper posterior
@@ -1093,14 +1093,28 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
       }
       if (learn_kernel) {
         const double eps_em = lik.epsilon;
-        optimise(opt.lbfgs_steps);
+        bool stepped = true;
         try {
-          st = run_robust(log_par);
-          stuck = false;
-        } catch (const NumericalError&) {  // reject the kernel (and joint epsilon) step
+          optimise(opt.lbfgs_steps);
+        } catch (const NumericalError&) {
+          // no proper EP posterior at the optimiser's start (a fresh EP run
+          // at the point just accepted, with another visiting order): the
+          // kernel (and joint epsilon) step is skipped and the accepted state
+          // stands
           log_par = lp_old;
           lik.epsilon = eps_em;
           keep_state(st);
+          stepped = false;
+        }
+        if (stepped) {
+          try {
+            st = run_robust(log_par);
+            stuck = false;
+          } catch (const NumericalError&) {  // reject the kernel (and joint epsilon) step
+            log_par = lp_old;
+            lik.epsilon = eps_em;
+            keep_state(st);
+          }
         }
       }
       if (stuck && (!learn_kernel || log_par == lp_old)) {
@@ -1146,13 +1160,31 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
       res.message = res.converged ? "converged" : "maximum number of outer iterations reached";
     }
   }
-  kernel.set_log_par(log_par);
-  res.k = kernel.gram(x);
-  if (st.jitter > 0) res.k.diagonal().array() += st.jitter;
   res.jitter = st.jitter;
   res.log_par = log_par;
   res.epsilon = lik.epsilon;
   res.state = std::move(st);
+  return res;
+}
+
+FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLikelihood lik,
+                     const FitOptions& opt, std::uint64_t seed, Monitor& monitor) {
+  std::mt19937_64 rng(seed);
+  EpRunner run = [&](const VectorXd& lp, const EpLikelihood& l, const VectorXd* wt,
+                     const VectorXd* wn) {
+    Kernel kk = kernel;
+    kk.set_log_par(lp);
+    return run_ep(kk.gram(x), y, l, opt.ep, rng, monitor, wt, wn);
+  };
+  EpGradient gradient = [&](const VectorXd& lp, const EpState& st) {
+    Kernel kk = kernel;
+    kk.set_log_par(lp);
+    return ep_kernel_gradient(kk, x, st);
+  };
+  FitResult res = fit_ep_outer(kernel, y, lik, opt, run, gradient, monitor);
+  kernel.set_log_par(res.log_par);
+  res.k = kernel.gram(x);
+  if (res.jitter > 0) res.k.diagonal().array() += res.jitter;
   return res;
 }
 

@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,7 +78,8 @@ struct EpOptions {
 // Gaussian EP approximation q(f) = N(mu, sigma) and everything derived from it.
 struct EpState {
   VectorXd site_tau, site_nu;
-  MatrixXd sigma;             // posterior covariance (K^-1 + T)^-1
+  MatrixXd sigma;             // posterior covariance (K^-1 + T)^-1 (empty on the sparse path)
+  VectorXd var;               // diag(Sigma) when sigma is not stored (sparse EP)
   VectorXd mu;                // posterior mean
   VectorXd cav_tau, cav_nu;   // cavity natural parameters at the final posterior
   VectorXd z, log_zi, dlogz_deps, flip_prob;
@@ -103,6 +105,14 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
 // Cavities, per-site quantities and log Z_EP at the current posterior
 // (spec §3.5). Returns false if any cavity is improper.
 bool ep_evidence(const VectorXd& y, const EpLikelihood& lik, EpState& s);
+// The same with diag(Sigma) given (the sparse path never stores Sigma).
+bool ep_evidence_diag(const VectorXd& y, const EpLikelihood& lik, const VectorXd& diag,
+                      EpState& s);
+// New site i from its current marginal (sii, mui): spec §3.2 with clamping
+// and damping; false (skip the site) for an improper cavity, a non-finite
+// update or one that would make Sigma_ii <= 0. dt, dn are the changes.
+bool propose_site(int i, double sii, double mui, const VectorXd& y, const EpLikelihood& lik,
+                  const EpOptions& opt, double delta, const EpState& s, double& dt, double& dn);
 
 // Run EP on the prior covariance K. A warm start (site_tau/site_nu of the
 // right length) is used when it gives a proper posterior. Throws
@@ -164,8 +174,21 @@ struct FitResult {
   std::string message;
 };
 
-// The outer loop of spec §4.4: EP, epsilon M-step, a few L-BFGS steps on
-// -log Z_EP with nested, warm-started EP.
+// EP at log hyperparameters lp and the given likelihood, warm-started from
+// the given sites when they are non-null (throws NumericalError if no proper
+// posterior is found), and d log Z_EP / d log theta at a converged state.
+using EpRunner = std::function<EpState(const VectorXd& lp, const EpLikelihood& lik,
+                                       const VectorXd* warm_tau, const VectorXd* warm_nu)>;
+using EpGradient = std::function<VectorXd(const VectorXd& lp, const EpState& s)>;
+
+// The outer loop of spec §4.4 for any EP backend (dense or sparse): EP,
+// epsilon M-step, a few L-BFGS steps on -log Z_EP with nested, warm-started
+// EP. Fills everything in FitResult except `k`.
+FitResult fit_ep_outer(const Kernel& kernel, const VectorXd& y, EpLikelihood lik,
+                       const FitOptions& opt, const EpRunner& run,
+                       const EpGradient& gradient, Monitor& monitor);
+
+// The outer loop with the dense EP (run_ep on K(X, X)).
 FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLikelihood lik,
                      const FitOptions& opt, std::uint64_t seed, Monitor& monitor);
 
