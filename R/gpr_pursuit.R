@@ -290,6 +290,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 threads = getOption("noisylabels.threads", 1L),
                                 control = pursuit_control(), verbose = NULL, ...) {
   call <- match.call()
+  selection_given <- !missing(selection)
   check_dots_empty("gpr_pursuit", ...)
   direction <- match_arg(direction)
   parameterization <- match_arg(parameterization)
@@ -315,7 +316,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   if (selection == "esd" && backend$approx == "vecchia") {
     # The forward-search test conditions on dense n x n blocks; on the Vecchia
     # path the default rule is the BIC (with refinement).
-    if (!missing(selection)) {
+    if (selection_given) {
       abort_input(c("{.code selection = \"esd\"} needs the dense covariance (its forward search holds an n x n matrix).",
                     "i" = "Use {.code approx = \"dense\"} or another {.arg selection} such as {.val bic}."))
     }

@@ -98,8 +98,9 @@ test_that("Vecchia pursuit with neighbors = n - 1 gives the dense pursuit's resu
   # refine_cold = TRUE on both (the Vecchia default skips the cold refits)
   ctl <- pursuit_control(ftol = 1e-12, pgtol = 1e-9, refine_cold = TRUE)
   for (dir in c("forward", "backward")) {
+    # selection = "bic" on both: the default "esd" test is dense-only
     args <- list(x, y, direction = dir, n_outliers = c(0:4, if (dir == "backward") 40),
-                 control = ctl)
+                 selection = "bic", control = ctl)
     set.seed(1)
     dn <- suppressWarnings(do.call(gpr_pursuit, c(args, approx = "dense")))
     set.seed(1)
@@ -115,6 +116,14 @@ test_that("Vecchia pursuit with neighbors = n - 1 gives the dense pursuit's resu
     xn <- c(0.1, 0.55, 0.9)
     expect_equal(predict(vc, xn, se.fit = TRUE), predict(dn, xn, se.fit = TRUE), tolerance = 1e-4)
   }
+})
+
+test_that("an explicit selection = 'esd' on the Vecchia path is a clear error", {
+  set.seed(3)
+  x <- matrix(runif(60), 60)
+  y <- sin(6 * x[, 1]) + rnorm(60, sd = 0.1)
+  expect_error(gpr_pursuit(x, y, approx = "vecchia", neighbors = 10L, selection = "esd"),
+               "dense covariance", class = "noisylabels_error_input")
 })
 
 test_that("gpr_baseline(approx = 'vecchia') with m = n - 1 equals the dense standard GP", {
