@@ -379,7 +379,8 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   bar <- progress_bar("gpc_ep", total = if (learn_eps) control$max_outer else NA, verbose = verbose)
   core_args <- list(labels$y, kernel_spec(kern, flat$log_par), eps0, sigma, learn_eps, epsilon_update,
     learn_kernel, as.integer(which(flat$free) - 1L), flat$lower, flat$upper,
-    as.integer(control$max_outer), as.integer(control$lbfgs_steps), gpc_ep_ep_options(control, tau),
+    as.integer(control$max_outer), as.integer(control$lbfgs_steps),
+    gpc_ep_ep_options(control, tau, joint_default = approx != "sparse"),
     draw_seed(), progress = bar)
   res <- if (approx == "sparse") {
     call_core(do.call(.gpc_ep_sparse_fit, c(list(xs, ind$z), core_args)))
@@ -465,7 +466,12 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #'   kernel's scale trade off, as they do for overlapping classes: on two
 #'   overlapping Gaussian classes (n = 200, 10% flips) it crept down by about
 #'   0.0015 in epsilon and 2e-4 in log Z_EP per outer iteration for 89
-#'   iterations. `FALSE` keeps the plain EM step.
+#'   iterations. `FALSE` keeps the plain EM step. `NULL` (default): `TRUE`
+#'   for dense EP, `FALSE` for sparse EP, where epsilon is pinned down by
+#'   many labels and EM alone converges quickly: on the sparse benchmark
+#'   (n = 3,000, d = 5, 10% flips, 110 inducing points) the joint steps took
+#'   122 EP runs against 66 for a log Z_EP higher by 0.46 and the same
+#'   epsilon to 3e-4.
 #' @param schedule `"sequential"` (default): sites are updated one at a time
 #'   in random order, each seeing the posterior left by the previous ones
 #'   (Rasmussen & Williams Alg. 3.5). `"parallel"`: every site is updated from
@@ -493,7 +499,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, tol_site = 1e-4,
                            damping = 1, max_outer = 50, lbfgs_steps = 5, tol_outer = 1e-4,
                            epsilon_start = 0.01, schedule = c("sequential", "parallel"),
-                           block_size = 64, refresh_every = 10, joint_epsilon = TRUE) {
+                           block_size = 64, refresh_every = 10, joint_epsilon = NULL) {
   schedule <- match_arg(schedule)
   if (missing(damping) && schedule == "parallel") damping <- 0.8
   check_count(max_sweeps, "max_sweeps")
@@ -507,7 +513,7 @@ gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, to
   check_number(epsilon_start, "epsilon_start", 0, 0.5, open_lower = TRUE, open_upper = TRUE)
   check_number(block_size, "block_size", 0)
   check_number(refresh_every, "refresh_every", 0)
-  check_flag(joint_epsilon, "joint_epsilon")
+  if (!is.null(joint_epsilon)) check_flag(joint_epsilon, "joint_epsilon")
   structure(list(max_sweeps = as.integer(max_sweeps), min_sweeps = as.integer(min_sweeps),
                  tol_logz = tol_logz, tol_site = tol_site, damping = damping,
                  max_outer = as.integer(max_outer), lbfgs_steps = as.integer(lbfgs_steps),
@@ -550,14 +556,16 @@ gpc_ep_still_moving <- function(fit, last = 5L) {
   gsub("}", "}}", gsub("{", "{{", out, fixed = TRUE), fixed = TRUE)
 }
 
-gpc_ep_ep_options <- function(control, tau) {
+# joint_epsilon = NULL (default): joint steps on the dense path, plain EM on
+# the sparse one (see gpc_ep_control()).
+gpc_ep_ep_options <- function(control, tau, joint_default = TRUE) {
   list(max_sweeps = control$max_sweeps, min_sweeps = control$min_sweeps,
        tol_logz = control$tol_logz, tol_site = control$tol_site,
        damping = control$damping, clamp = identical(tau, "clamp"),
        schedule = control$schedule %||% "sequential", block_size = control$block_size %||% 64L,
        refresh_every = control$refresh_every %||% 1L,
        tol_outer_eps = control$tol_outer / 10, tol_outer_theta = control$tol_outer * 10,
-       tol_outer_logz = control$tol_outer, joint_epsilon = control$joint_epsilon %||% TRUE)
+       tol_outer_logz = control$tol_outer, joint_epsilon = control$joint_epsilon %||% joint_default)
 }
 
 # The paper's covariance (eq. 7-8) with the nugget fixed for identifiability.
