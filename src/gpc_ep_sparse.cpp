@@ -8,19 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-extern "C" {
-void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
-            const int* n, const double* alpha, const double* a, const int* lda, double* b,
-            const int* ldb, std::size_t side_len, std::size_t uplo_len, std::size_t transa_len,
-            std::size_t diag_len);
-void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-            const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
-            const double* beta, double* c, const int* ldc, std::size_t transa_len,
-            std::size_t transb_len);
-void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
-            const double* a, const int* lda, const double* beta, double* c, const int* ldc,
-            std::size_t uplo_len, std::size_t trans_len);
-}
+#include "blas.h"
 
 namespace noisylabels {
 

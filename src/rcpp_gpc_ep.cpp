@@ -3,6 +3,7 @@
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
 #include "gpc_ep.h"
+#include "rcpp_gpc_ep.h"
 
 using namespace noisylabels;
 
@@ -162,30 +163,14 @@ Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, doubl
                           Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   RMonitor monitor(progress);
   const Kernel kernel = kernel_from_list(spec);
-  FitOptions opt;
-  opt.ep = ep_options_from_list(ep);
-  opt.learn_epsilon = learn_epsilon;
-  opt.rule = rule == "paper" ? EpsilonRule::Paper : EpsilonRule::Tilted;
-  opt.learn_kernel = learn_kernel;
-  for (int j = 0; j < free.size(); ++j) opt.free.push_back(free[j]);
-  opt.lower = lower;
-  opt.upper = upper;
-  opt.max_outer = max_outer;
-  opt.lbfgs_steps = lbfgs_steps;
-  opt.tol_eps = Rcpp::as<double>(ep["tol_outer_eps"]);
-  opt.tol_theta = Rcpp::as<double>(ep["tol_outer_theta"]);
-  opt.tol_logz = Rcpp::as<double>(ep["tol_outer_logz"]);
-  if (ep.containsElementNamed("joint_epsilon")) opt.joint_epsilon = Rcpp::as<bool>(ep["joint_epsilon"]);
+  const FitOptions opt = fit_options_from_r(ep_options_from_list(ep), learn_epsilon, rule,
+                                            learn_kernel, free, lower, upper, max_outer,
+                                            lbfgs_steps, ep);
   const MatrixXd xm = x;
   const FitResult r = fit_gpc_ep(xm, y, kernel, EpLikelihood{epsilon, sigma}, opt,
                                  seed_from(seed), monitor);
   monitor.flush();
   Rcpp::List st = state_to_list(r.state);
-  // log-hyperparameters after each outer iteration, one row per iteration
-  Rcpp::NumericMatrix par_trace(static_cast<int>(r.par_trace.size()), r.log_par.size());
-  for (int t = 0; t < par_trace.nrow(); ++t) {
-    for (int j = 0; j < par_trace.ncol(); ++j) par_trace(t, j) = r.par_trace[t](j);
-  }
   return Rcpp::List::create(
       Rcpp::Named("state") = st, Rcpp::Named("log_par") = r.log_par,
       Rcpp::Named("epsilon") = r.epsilon, Rcpp::Named("jitter") = r.jitter,
@@ -193,7 +178,7 @@ Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, doubl
       Rcpp::Named("ep_runs") = r.ep_runs, Rcpp::Named("ep_failures") = r.ep_failures,
       Rcpp::Named("ep_not_converged") = r.ep_not_converged,
       Rcpp::Named("logz_trace") = r.logz_trace, Rcpp::Named("eps_trace") = r.eps_trace,
-      Rcpp::Named("par_trace") = par_trace, Rcpp::Named("message") = r.message);
+      Rcpp::Named("par_trace") = par_trace_matrix(r), Rcpp::Named("message") = r.message);
 }
 
 // Predictive latent mean and variance at new inputs from the fitted sites.
@@ -216,3 +201,36 @@ Rcpp::List gpc_ep_predict_cpp(const MapMat x, const MapMat xnew, Rcpp::List spec
   ep_predict(s, kernel.cross(xm, xn), kernel.diag(xn), mean, var);
   return Rcpp::List::create(Rcpp::Named("mean") = mean, Rcpp::Named("var") = var);
 }
+
+namespace noisylabels {
+
+FitOptions fit_options_from_r(const EpOptions& ep_opt, bool learn_epsilon, const std::string& rule,
+                              bool learn_kernel, const Rcpp::IntegerVector& free,
+                              const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
+                              int max_outer, int lbfgs_steps, const Rcpp::List& ep) {
+  FitOptions opt;
+  opt.ep = ep_opt;
+  opt.learn_epsilon = learn_epsilon;
+  opt.rule = rule == "paper" ? EpsilonRule::Paper : EpsilonRule::Tilted;
+  opt.learn_kernel = learn_kernel;
+  for (int j = 0; j < free.size(); ++j) opt.free.push_back(free[j]);
+  opt.lower = lower;
+  opt.upper = upper;
+  opt.max_outer = max_outer;
+  opt.lbfgs_steps = lbfgs_steps;
+  opt.tol_eps = Rcpp::as<double>(ep["tol_outer_eps"]);
+  opt.tol_theta = Rcpp::as<double>(ep["tol_outer_theta"]);
+  opt.tol_logz = Rcpp::as<double>(ep["tol_outer_logz"]);
+  if (ep.containsElementNamed("joint_epsilon")) opt.joint_epsilon = Rcpp::as<bool>(ep["joint_epsilon"]);
+  return opt;
+}
+
+Rcpp::NumericMatrix par_trace_matrix(const FitResult& r) {
+  Rcpp::NumericMatrix out(static_cast<int>(r.par_trace.size()), static_cast<int>(r.log_par.size()));
+  for (int t = 0; t < out.nrow(); ++t) {
+    for (int j = 0; j < out.ncol(); ++j) out(t, j) = r.par_trace[t](j);
+  }
+  return out;
+}
+
+}  // namespace noisylabels

@@ -3,6 +3,7 @@
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
 #include "gpc_ep_sparse.h"
+#include "rcpp_gpc_ep.h"
 
 using namespace noisylabels;
 
@@ -77,29 +78,13 @@ Rcpp::List gpc_ep_sparse_fit_cpp(const MapMat x, const MapMat z, const MapVec y,
                                  Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   RMonitor monitor(progress);
   const Kernel kernel = kernel_from_list(spec);
-  FitOptions opt;
-  opt.ep = sparse_ep_options(ep);
-  opt.learn_epsilon = learn_epsilon;
-  opt.rule = rule == "paper" ? EpsilonRule::Paper : EpsilonRule::Tilted;
-  opt.learn_kernel = learn_kernel;
-  for (int j = 0; j < free.size(); ++j) opt.free.push_back(free[j]);
-  opt.lower = lower;
-  opt.upper = upper;
-  opt.max_outer = max_outer;
-  opt.lbfgs_steps = lbfgs_steps;
-  opt.tol_eps = Rcpp::as<double>(ep["tol_outer_eps"]);
-  opt.tol_theta = Rcpp::as<double>(ep["tol_outer_theta"]);
-  opt.tol_logz = Rcpp::as<double>(ep["tol_outer_logz"]);
-  if (ep.containsElementNamed("joint_epsilon")) opt.joint_epsilon = Rcpp::as<bool>(ep["joint_epsilon"]);
+  const FitOptions opt = fit_options_from_r(sparse_ep_options(ep), learn_epsilon, rule,
+                                            learn_kernel, free, lower, upper, max_outer,
+                                            lbfgs_steps, ep);
   const MatrixXd xm = x, zm = z;
   const SparseFitResult r = fit_gpc_ep_fitc(xm, zm, y, kernel, EpLikelihood{epsilon, sigma}, opt,
                                             static_cast<std::uint64_t>(seed), monitor);
   monitor.flush();
-  // log-hyperparameters after each outer iteration, one row per iteration
-  Rcpp::NumericMatrix par_trace(static_cast<int>(r.fit.par_trace.size()), r.fit.log_par.size());
-  for (int t = 0; t < par_trace.nrow(); ++t) {
-    for (int j = 0; j < par_trace.ncol(); ++j) par_trace(t, j) = r.fit.par_trace[t](j);
-  }
   return Rcpp::List::create(
       Rcpp::Named("state") = sparse_state_to_list(r.fit.state), Rcpp::Named("log_par") = r.fit.log_par,
       Rcpp::Named("epsilon") = r.fit.epsilon, Rcpp::Named("jitter") = r.fit.jitter,
@@ -108,7 +93,7 @@ Rcpp::List gpc_ep_sparse_fit_cpp(const MapMat x, const MapMat z, const MapVec y,
       Rcpp::Named("ep_failures") = r.fit.ep_failures,
       Rcpp::Named("ep_not_converged") = r.fit.ep_not_converged,
       Rcpp::Named("logz_trace") = r.fit.logz_trace, Rcpp::Named("eps_trace") = r.fit.eps_trace,
-      Rcpp::Named("par_trace") = par_trace,
+      Rcpp::Named("par_trace") = par_trace_matrix(r.fit),
       Rcpp::Named("message") = r.fit.message, Rcpp::Named("beta") = r.predictor.beta,
       Rcpp::Named("pred_cov") = r.predictor.cov);
 }

@@ -89,6 +89,9 @@ test_that("sparse predictions with Z = X equal dense ones; fits agree end to end
   expect_identical(fs$inducing_rule, "all training inputs")
   expect_equal(fs$epsilon, fd$epsilon, tolerance = 1e-3)
   expect_equal(fs$log_z, fd$log_z, tolerance = 1e-4)
+  # both paths report the hyperparameters of every outer iteration
+  expect_equal(dim(fs$par_trace), c(nrow(fs$trace), ncol(fd$par_trace)))
+  expect_equal(colnames(fs$par_trace), colnames(fd$par_trace))
 })
 
 test_that("approx = 'auto' and the inducing rule", {
