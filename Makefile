@@ -55,4 +55,4 @@ valgrind:
 	tools/sanitize.sh valgrind
 
 clean:
-	rm -rf check $(PKG)_*.tar.gz src/*.o src/*.so demo-output inst/bench/build docs sanitize-out
+	rm -rf check $(PKG)_*.tar.gz src/*.o src/core/*/*.o src/*.so demo-output inst/bench/build docs sanitize-out

@@ -55,7 +55,7 @@
 #'   outlier costs `1 / prior_mean` nats, so it also flags inliers.
 #'
 #' * `"esd"` (default): a calibrated sequential test instead of a price per outlier
-#'   (`R/gpr_pursuit_select.R`). Rosner's generalised ESD test carried over
+#'   (`R/gpr_pursuit-select.R`). Rosner's generalised ESD test carried over
 #'   to the GP as a forward search: with fixed hyperparameters, a clean set
 #'   grows from the empty set by the point whose standardised residual
 #'   `|z_j| = |y_j - m - mu_j| / sd_j` given the clean set is smallest; the

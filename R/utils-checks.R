@@ -180,7 +180,7 @@ check_dense_memory <- function(n, copies = 3, limit_gb = getOption("noisylabels.
 # parallel when a future::plan() is set) if it is installed, else lapply().
 # `future_seed` is passed on as future.seed: NULL when each fold gets an
 # explicit seed, TRUE when the fold function draws from R's RNG. Progress
-# (one step per fold, through progressr; see R/progress.R) follows
+# (one step per fold, through progressr; see R/utils-progress.R) follows
 # `verbose`; the fits inside the folds show none.
 lapply_folds <- function(folds, fun, future_seed = NULL, verbose = NULL,
                          name = "Cross-validation folds") {
@@ -238,3 +238,18 @@ attach_formula <- function(fit, design, call) {
 draw_seed <- function() as.integer(stats::runif(1, 0, .Machine$integer.max))
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# An argument that was renamed: when the caller used the old name (found in
+# `dots`, the function's `...` as a list), warn once per call and return its
+# value; otherwise return `value` (the new argument). The old name must not be
+# given together with the new one.
+renamed_arg <- function(dots, old, new, value, new_missing, call = parent.frame()) {
+  if (!old %in% names(dots)) return(value)
+  if (!new_missing) {
+    abort_input("Give {.arg {new}} only; {.arg {old}} is its deprecated old name.", call = call)
+  }
+  cli::cli_warn(c("{.arg {old}} is deprecated; use {.arg {new}} instead.",
+                  i = "The old name will be removed in a later version."),
+                class = "noisylabels_warning_deprecated", call = call)
+  dots[[old]]
+}

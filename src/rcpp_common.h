@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels.h"
-#include "linalg.h"
+#include "gp/kernels.h"
+#include "linalg/linalg.h"
 
 namespace noisylabels {
 

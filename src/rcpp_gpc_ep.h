@@ -7,7 +7,7 @@
 #include <string>
 
 #include "rcpp_common.h"
-#include "gpc_ep.h"
+#include "ep/gpc_ep.h"
 
 namespace noisylabels {
 

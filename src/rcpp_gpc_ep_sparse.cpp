@@ -2,7 +2,7 @@
 #include "noisylabels_types.h"
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
-#include "gpc_ep_sparse.h"
+#include "ep/gpc_ep_sparse.h"
 #include "rcpp_gpc_ep.h"
 
 using namespace noisylabels;

@@ -1,6 +1,6 @@
 // Glue for gpr_loo(): converts R inputs, runs the core, returns lists.
 #include "noisylabels_types.h"
-#include "gpr_loo.h"
+#include "gpr/gpr_loo.h"
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
 

@@ -1,8 +1,8 @@
-// Glue: relevance pursuit (src/gpr_pursuit.*) for R/gpr_pursuit.R.
+// Glue: relevance pursuit (src/core/gpr/gpr_pursuit.*) for R/gpr_pursuit.R.
 #include "noisylabels_types.h"
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
-#include "gpr_pursuit.h"
+#include "gpr/gpr_pursuit.h"
 
 using namespace noisylabels;
 

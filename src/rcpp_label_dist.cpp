@@ -1,6 +1,6 @@
 // Glue for label_dist_vb(): converts R objects, calls the core in label_dist.h.
 #include "noisylabels_types.h"
-#include "label_dist.h"
+#include "label_dist/label_dist.h"
 #include "rcpp_monitor.h"
 
 using namespace noisylabels;

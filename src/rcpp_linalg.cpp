@@ -1,5 +1,5 @@
 // Glue: the linalg module exposed for tests and benchmarks.
-#include "optimize.h"
+#include "common/optimize.h"
 #include "noisylabels_types.h"
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"

@@ -22,7 +22,7 @@
 
 #include <chrono>
 #include <thread>
-#include "monitor.h"
+#include "common/monitor.h"
 
 namespace noisylabels {
 

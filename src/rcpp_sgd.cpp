@@ -1,7 +1,7 @@
-// Glue: robust-loss SGD (src/sgd.h) for R. Only converts R objects and calls the core.
+// Glue: robust-loss SGD (src/core/sgd/sgd.h) for R. Only converts R objects and calls the core.
 #include "noisylabels_types.h"
 #include "rcpp_monitor.h"
-#include "sgd.h"
+#include "sgd/sgd.h"
 
 #include <cctype>
 #include <cerrno>
@@ -221,7 +221,7 @@ Rcpp::List sgd_loss_eval_cpp(Rcpp::List loss_spec, Rcpp::NumericVector z) {
                             Rcpp::Named("flat_start") = loss.flat_start());
 }
 
-// LIBSVM lines -> triplets, for R/libsvm.R (the R string split cost ~1 us
+// LIBSVM lines -> triplets, for R/io-libsvm.R (the R string split cost ~1 us
 // per token; this is ~30x faster). Same rules as the R parser it replaces:
 // text after '#' is a comment, blank lines are skipped, the label is a
 // finite number, then index:value pairs with a positive integer index, a

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels.h"
-#include "linalg.h"
-#include "monitor.h"
+#include "gp/kernels.h"
+#include "linalg/linalg.h"
+#include "common/monitor.h"
 
 namespace noisylabels {
 

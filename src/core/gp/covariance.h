@@ -22,8 +22,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernels.h"
-#include "linalg.h"
+#include "gp/kernels.h"
+#include "linalg/linalg.h"
 
 namespace noisylabels {
 

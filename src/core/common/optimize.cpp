@@ -1,11 +1,11 @@
-#include "optimize.h"
+#include "common/optimize.h"
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
 
-#include "linalg.h"
+#include "linalg/linalg.h"
 
 namespace noisylabels {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor.h"
+#include "common/monitor.h"
 
 namespace noisylabels {
 

@@ -25,10 +25,10 @@
 #include <cstdint>
 #include <random>
 
-#include "gpc_ep.h"
-#include "kernels.h"
-#include "linalg.h"
-#include "monitor.h"
+#include "ep/gpc_ep.h"
+#include "gp/kernels.h"
+#include "linalg/linalg.h"
+#include "common/monitor.h"
 
 namespace noisylabels {
 

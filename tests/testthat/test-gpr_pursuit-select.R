@@ -1,5 +1,5 @@
 # Tests for the forward-search selection of gpr_pursuit() (selection = "esd",
-# R/gpr_pursuit_select.R; issue 21): the search against brute-force
+# R/gpr_pursuit-select.R; issue 21): the search against brute-force
 # conditioning, its closed-form diagonal case, and the rule's two properties
 # (nothing flagged on a well-specified GP sample, planted outliers found).
 

@@ -1,4 +1,4 @@
-#include "gpr_loo.h"
+#include "gpr/gpr_loo.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "optimize.h"
+#include "common/optimize.h"
 
 namespace noisylabels {
 

@@ -1,4 +1,5 @@
-#include "label_dist.h"
+#include "label_dist/label_dist.h"
+#include "common/constants.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +7,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "linalg.h"
-#include "optimize.h"
+#include "linalg/linalg.h"
+#include "common/optimize.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -17,7 +18,6 @@ namespace noisylabels {
 
 namespace {
 
-constexpr double kLog2Pi = 1.8378770664093454836;
 
 inline double xlogx(double x) { return x > 0 ? x * std::log(x) : 0.0; }
 

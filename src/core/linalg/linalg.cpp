@@ -1,25 +1,13 @@
-#include "linalg.h"
+#include "linalg/linalg.h"
 
 #include <cmath>
 #include <cstddef>
 
-// LAPACK through the BLAS/LAPACK that R (or the benchmark build) links to.
-// Declared here with the gfortran hidden string-length arguments so that the
-// core needs no R header.
-extern "C" {
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info,
-             std::size_t uplo_len);
-void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info,
-             std::size_t uplo_len);
-void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
-             int* info, std::size_t uplo_len, std::size_t diag_len);
-}
+#include "common/constants.h"
+#include "linalg/blas.h"
+
 
 namespace noisylabels {
-
-namespace {
-constexpr double kLog2Pi = 1.8378770664093454836;
-}
 
 bool Cholesky::try_factor(MatrixXd& work) {
   const int n = static_cast<int>(work.rows());

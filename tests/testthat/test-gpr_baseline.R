@@ -1,4 +1,4 @@
-# Tests for the robust-regression baselines of R/baselines-regression.R:
+# Tests for the robust-regression baselines of R/gpr_baseline.R:
 # iterative trimming (Li et al.) and the trimmed marginal likelihood
 # (Andrade & Takeda), with a brute-force oracle for the subset step.
 

@@ -1,6 +1,6 @@
 // Fortran BLAS/LAPACK routines of the library R (or the benchmark build)
-// links to, declared with the gfortran hidden string-length arguments as in
-// linalg.cpp; shared by the dense and the sparse EP.
+// links to, declared once for the whole core with the gfortran hidden
+// string-length arguments, so that the core needs no R header.
 #ifndef NOISYLABELS_BLAS_H
 #define NOISYLABELS_BLAS_H
 

@@ -1,5 +1,5 @@
 // SGD with robust losses: see sgd.h and ../shared/specs/sgd_robust.md.
-#include "sgd.h"
+#include "sgd/sgd.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "gpr_pursuit.h"
+#include "gpr/gpr_pursuit.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "covariance.h"
-#include "kernels.h"
-#include "linalg.h"
-#include "monitor.h"
+#include "gp/covariance.h"
+#include "gp/kernels.h"
+#include "linalg/linalg.h"
+#include "common/monitor.h"
 
 namespace noisylabels {
 

@@ -1,4 +1,5 @@
-#include "covariance.h"
+#include "gp/covariance.h"
+#include "common/constants.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +13,6 @@
 namespace noisylabels {
 
 namespace {
-constexpr double kLog2Pi = 1.8378770664093454836;
 
 int thread_id() {
 #ifdef _OPENMP

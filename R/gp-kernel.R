@@ -191,7 +191,7 @@ kernel_default_bounds <- function(name, value) {
 }
 
 # Flatten a resolved kernel into the C++ parameter vector (log scale) with
-# bounds and a free mask, in the order documented in src/kernels.h.
+# bounds and a free mask, in the order documented in src/core/gp/kernels.h.
 kernel_flatten <- function(kernel) {
   nm <- character(); val <- numeric(); lo <- numeric(); hi <- numeric(); free <- logical()
   for (g in names(kernel$par)) {

@@ -1,19 +1,19 @@
 // Expectation propagation for GP classification with a labelling-error
 // likelihood. Equation references are to specs/gpc_ep.md (the "spec"), which
 // corrects Kim & Ghahramani's (Minka's) listing.
-#include "gpc_ep.h"
+#include "ep/gpc_ep.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 
-#include "optimize.h"
+#include "common/optimize.h"
 
 // The sweep and the refresh are where EP spends its time and call BLAS
 // directly (blas.h): Eigen 3.3 compiled without -march runs them at a
 // fraction of an optimised BLAS's speed.
-#include "blas.h"
+#include "linalg/blas.h"
 
 namespace noisylabels {
 

@@ -17,11 +17,11 @@
 #include <memory>
 #include <vector>
 
-#include "covariance.h"
-#include "kernels.h"
-#include "linalg.h"
-#include "monitor.h"
-#include "optimize.h"
+#include "gp/covariance.h"
+#include "gp/kernels.h"
+#include "linalg/linalg.h"
+#include "common/monitor.h"
+#include "common/optimize.h"
 
 namespace noisylabels {
 

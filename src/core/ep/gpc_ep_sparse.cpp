@@ -1,6 +1,6 @@
 // Sparse FITC EP for the labelling-error likelihood; the math is in
 // gpc_ep_sparse.h, the site moments and the evidence are those of gpc_ep.cpp.
-#include "gpc_ep_sparse.h"
+#include "ep/gpc_ep_sparse.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "blas.h"
+#include "linalg/blas.h"
 
 namespace noisylabels {
 

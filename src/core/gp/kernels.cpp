@@ -1,4 +1,4 @@
-#include "kernels.h"
+#include "gp/kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-# The regression simulators of R/sim_regression.R: Tang et al.'s three
+# The regression simulators of R/sim-regression.R: Tang et al.'s three
 # examples, Friedman / Hartmann-6 and the Andrade & Takeda outliers.
 
 test_that("Tang's generators return the documented function, noise and corrupted set", {

@@ -1,0 +1,204 @@
+# Confident learning, filtering: which labels to flag (prune by noise rate,
+# prune by class, or the lowest-quality ones), the classification path of
+# find_label_issues() that ties count, rank and filter together, and the
+# checks of (labels, pred_probs).
+
+# Prune by noise rate (paper section 3.2, "PBNR"): for every off-diagonal cell
+# (given i, true j) of the calibrated joint, flag the round(C[i, j]) examples
+# labelled i with the largest margin p[j] - p[i]. At most count_i - 1
+# examples of class i are flagged in total, so no class is emptied.
+cl_prune_by_noise_rate <- function(labels, pred_probs, calibrated) {
+  n <- length(labels)
+  k <- ncol(pred_probs)
+  flagged <- logical(n)
+  for (i in seq_len(k)) {
+    rows <- which(labels == i)
+    if (length(rows) < 2L) next
+    want <- round(calibrated[i, ])
+    want[i] <- 0
+    total <- sum(want)
+    if (total == 0) next
+    if (total > length(rows) - 1L) want <- floor(want * (length(rows) - 1L) / total)
+    for (j in which(want > 0)) {
+      margin <- pred_probs[rows, j] - pred_probs[rows, i]
+      take <- rows[order(-margin, rows)[seq_len(min(want[j], length(rows)))]]
+      flagged[take] <- TRUE
+    }
+  }
+  flagged
+}
+
+# Prune by class (PBC): in each class i, flag the round(sum_{j != i} C[i, j])
+# examples with the lowest self-confidence.
+cl_prune_by_class <- function(labels, pred_probs, calibrated) {
+  n <- length(labels)
+  flagged <- logical(n)
+  self <- pred_probs[cbind(seq_len(n), labels)]
+  for (i in seq_len(ncol(pred_probs))) {
+    rows <- which(labels == i)
+    m <- min(round(sum(calibrated[i, -i])), length(rows) - 1L)
+    if (m <= 0) next
+    flagged[rows[order(self[rows], rows)[seq_len(m)]]] <- TRUE
+  }
+  flagged
+}
+
+# Flags by the ranking: the `m` examples of lowest quality (ties by row).
+flag_lowest <- function(quality, m) {
+  flagged <- logical(length(quality))
+  if (m > 0) flagged[order(quality, seq_along(quality))[seq_len(min(m, length(quality)))]] <- TRUE
+  flagged
+}
+
+issues_classification <- function(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
+                                  method) {
+  chk <- check_pred_probs(labels, pred_probs, call = parent.frame(2))
+  lab <- chk$labels
+  p <- chk$pred_probs
+  n <- length(lab)
+  cl <- cl_estimate(lab, p, chk$classes)
+  probs <- if (adjust) cl_adjust(p, cl$thresholds) else p
+  if (rank_by == "posterior") {
+    post <- cl_posterior(lab, probs, cl$calibrated_joint)
+    quality <- post$quality
+    suggested <- post$suggested
+  } else {
+    quality <- cl_quality(lab, probs, rank_by)
+    suggested <- max.col(probs, ties.method = "first")
+  }
+  estimated <- cl$n_issues
+  m <- n_issues %||% estimated
+  flagged <- switch(flag_by,
+    consensus = flag_lowest(quality, m) & cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
+    rank = flag_lowest(quality, m),
+    prune_by_noise_rate = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
+    prune_by_class = cl_prune_by_class(lab, p, cl$calibrated_joint),
+    both = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint) &
+      cl_prune_by_class(lab, p, cl$calibrated_joint),
+    confident_joint = !is.na(cl$confident_class) & cl$confident_class != lab
+  )
+  # A flagged label is believed wrong: suggest the most probable other class
+  # even where the posterior still (narrowly) favours the given one.
+  if (any(flagged)) {
+    alt <- if (rank_by == "posterior") post$matrix else probs
+    alt[cbind(seq_len(n), lab)] <- -Inf
+    suggested[flagged] <- max.col(alt, ties.method = "first")[flagged]
+  }
+  as_label <- function(i) {
+    if (chk$factor) factor(chk$classes[i], levels = chk$classes) else chk$classes[i]
+  }
+  given <- if (is.factor(labels)) labels else labels
+  li <- new_label_issues(seq_len(n), 1 - quality, flagged,
+                         label_quality = quality, given_label = given,
+                         suggested_label = as_label(suggested),
+                         prob_given = p[cbind(seq_len(n), lab)])
+  new_find_label_issues(list(
+    label_issues = li, estimated_issues = estimated, task = "classification",
+    method = method, rank_by = rank_by, adjust = adjust, flag_by = flag_by,
+    pred_probs = p, labels = given, classes = chk$classes,
+    confident_learning = cl, n = n))
+}
+
+# Out-of-fold class probabilities from the package's own or a suggested model.
+
+# Check (labels, pred_probs) for the classification path and return labels
+# as integers 1..K, the probabilities as a double matrix, and the class names.
+# Labels are matched to the column names when the matrix has them (factor or
+# character labels), else they must be 1..K or 0..K-1 (cleanlab's coding),
+# or the levels of a factor in order.
+check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame()) {
+  if (is.data.frame(pred_probs)) pred_probs <- as.matrix(pred_probs)
+  if (!is.matrix(pred_probs) || !is.numeric(pred_probs)) {
+    abort_input(c("{.arg pred_probs} must be a numeric matrix with one column per class, not {.cls {class(pred_probs)}}.",
+                  "i" = "For two classes with a vector of P(class 2), use {.code cbind(1 - p, p)}."),
+                class = "noisylabels_error_pred_probs", call = call)
+  }
+  n <- nrow(pred_probs)
+  k <- ncol(pred_probs)
+  if (k < 2L) {
+    abort_input("{.arg pred_probs} has {k} column{?s}; it needs one per class (at least 2).",
+                class = "noisylabels_error_pred_probs", call = call)
+  }
+  if (is.null(labels) || (!is.atomic(labels) && !is.factor(labels))) {
+    abort_input("{.arg labels} must be a vector or factor of class labels.", call = call)
+  }
+  if (length(labels) != n) {
+    abort_input(c("{.arg labels} has length {length(labels)} but {.arg pred_probs} has {n} row{?s}.",
+                  "i" = "Give one row of probabilities per labelled example, in the same order."),
+                class = "noisylabels_error_length", call = call)
+  }
+  if (anyNA(labels)) {
+    abort_input(c("{.arg labels} contains {sum(is.na(labels))} NA value{?s} (first at position {which(is.na(labels))[1]}).",
+                  "i" = "Drop the unlabelled examples (and their rows of {.arg pred_probs}) first."),
+                class = "noisylabels_error_na", call = call)
+  }
+  if (anyNA(pred_probs) || any(!is.finite(pred_probs))) {
+    bad <- which(!is.finite(pred_probs), arr.ind = TRUE)[1, ]
+    abort_input(c("{.arg pred_probs} contains NA, NaN or infinite values (first at row {bad[1]}, column {bad[2]}).",
+                  "i" = "Check the model that produced them; drop those rows or refit."),
+                class = "noisylabels_error_na", call = call)
+  }
+  if (any(pred_probs < -tol) || any(pred_probs > 1 + tol)) {
+    abort_input(c("{.arg pred_probs} must be probabilities in [0, 1]; found values from {signif(min(pred_probs), 3)} to {signif(max(pred_probs), 3)}.",
+                  "i" = "Pass probabilities, not logits or scores (apply the softmax first)."),
+                class = "noisylabels_error_pred_probs", call = call)
+  }
+  rs <- rowSums(pred_probs)
+  off <- which(abs(rs - 1) > tol)
+  if (length(off)) {
+    abort_input(c("Rows of {.arg pred_probs} must sum to 1; {length(off)} row{?s} do{?es/} not (row {off[1]} sums to {signif(rs[off[1]], 4)}).",
+                  "i" = "Pass a full matrix of class probabilities (one column per class), or normalise with {.code p / rowSums(p)}."),
+                class = "noisylabels_error_pred_probs", call = call)
+  }
+  pred_probs <- pmin(pmax(pred_probs, 0), 1)
+  storage.mode(pred_probs) <- "double"
+  cn <- colnames(pred_probs)
+  if (is.factor(labels) || is.character(labels)) {
+    lab_chr <- as.character(labels)
+    if (!is.null(cn)) {
+      idx <- match(lab_chr, cn)
+      classes <- cn
+    } else if (is.factor(labels) && nlevels(labels) == k) {
+      idx <- as.integer(labels)
+      classes <- levels(labels)
+    } else {
+      abort_input(c("{.arg labels} are names but {.arg pred_probs} has no column names to match them to.",
+                    "i" = "Set {.code colnames(pred_probs)} to the class names, or pass a factor whose levels are the columns in order."),
+                  class = "noisylabels_error_label_range", call = call)
+    }
+    if (anyNA(idx)) {
+      bad <- unique(lab_chr[is.na(idx)])
+      abort_input(c("{cli::qty(length(bad))}Label{?s} {.val {bad}} {cli::qty(length(bad))}{?is/are} not among the columns of {.arg pred_probs} ({.val {classes}}).",
+                    "i" = "Give {.arg pred_probs} one column per class, named by class."),
+                  class = "noisylabels_error_label_range", call = call)
+    }
+  } else if (is.numeric(labels) || is.logical(labels)) {
+    lab <- as.numeric(labels)
+    if (any(lab != round(lab))) {
+      abort_input(c("{.arg labels} must be class labels; found non-integer values.",
+                    "i" = "For numeric labels (regression) pass {.arg predictions} instead of {.arg pred_probs}."),
+                  class = "noisylabels_error_label_range", call = call)
+    }
+    base <- if (min(lab) == 0) 0 else 1
+    idx <- as.integer(lab - base + 1)
+    if (any(idx < 1L | idx > k)) {
+      bad <- unique(lab[idx < 1L | idx > k])
+      abort_input(c("{cli::qty(length(bad))}Label{?s} {.val {bad}} {cli::qty(length(bad))}{?is/are} outside the {k} column{?s} of {.arg pred_probs}.",
+                    "i" = "Integer labels must be 1..{k} (or 0..{k - 1}), the column of their class."),
+                  class = "noisylabels_error_label_range", call = call)
+    }
+    classes <- cn %||% as.character(seq_len(k) - 1 + base)
+  } else {
+    abort_input("{.arg labels} must be a factor, character, integer or logical vector, not {.cls {class(labels)}}.",
+                call = call)
+  }
+  counts <- tabulate(idx, k)
+  if (any(counts == 0L)) {
+    empty <- classes[counts == 0L]
+    abort_input(c("{cli::qty(length(empty))}Class{?es} {.val {empty}} {cli::qty(length(empty))}ha{?s/ve} no labelled example{?s}.",
+                  "i" = "Drop the {cli::qty(length(empty))}column{?s} of {.arg pred_probs} for classes that never occur (and renormalise the rows), or add examples."),
+                class = "noisylabels_error_empty_class", call = call)
+  }
+  list(labels = idx, pred_probs = pred_probs, classes = classes, counts = counts,
+       factor = is.factor(labels), levels = if (is.factor(labels)) levels(labels) else NULL)
+}

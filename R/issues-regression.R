@@ -1,0 +1,92 @@
+# Numeric labels in find_label_issues(): scores from out-of-fold residuals
+# standardised by a robust scale, and flags from a two-component scale mixture.
+
+issues_regression <- function(labels, predictions, sd, n_issues, method) {
+  call <- parent.frame(2)
+  if (!is.numeric(labels) || is.factor(labels)) {
+    abort_input(c("With {.arg predictions}, {.arg labels} must be numeric.",
+                  "i" = "For class labels pass out-of-fold class probabilities as {.arg pred_probs}."),
+                call = call)
+  }
+  n <- length(labels)
+  if (!is.numeric(predictions) || length(predictions) != n) {
+    abort_input("{.arg predictions} must be numeric with one value per label ({n}), not length {length(predictions)}.",
+                class = "noisylabels_error_length", call = call)
+  }
+  if (anyNA(labels) || anyNA(predictions)) {
+    abort_input(c("{.arg labels} and {.arg predictions} must not contain NA.",
+                  "i" = "Drop those rows first."), class = "noisylabels_error_na", call = call)
+  }
+  if (any(!is.finite(labels)) || any(!is.finite(predictions))) {
+    abort_input("{.arg labels} and {.arg predictions} must be finite.", call = call)
+  }
+  if (n < 3L) abort_input("At least 3 labels are needed, got {n}.", call = call)
+  resid <- as.numeric(labels) - as.numeric(predictions)
+  if (!is.null(sd)) {
+    if (!is.numeric(sd) || !length(sd) %in% c(1L, n) || anyNA(sd) || any(!is.finite(sd)) || any(sd <= 0)) {
+      abort_input("{.arg sd} must be positive and finite, one number or one per label ({n}).",
+                  class = "noisylabels_error_length", call = call)
+    }
+    sd <- rep_len(as.numeric(sd), n)
+    z <- resid / sd
+  } else {
+    s <- robust_scale(resid)
+    z <- resid / s
+  }
+  mix <- scale_mixture(z)
+  estimated <- as.integer(round(mix$n_wide))
+  m <- n_issues %||% estimated
+  score <- abs(z)
+  flagged <- flag_lowest(-score, m)
+  li <- new_label_issues(seq_len(n), score, flagged, label_quality = mix$clean_prob,
+                         given_label = as.numeric(labels), prediction = as.numeric(predictions),
+                         residual = resid, sd = if (is.null(sd)) NA_real_ else sd)
+  new_find_label_issues(list(
+    label_issues = li, estimated_issues = estimated, task = "regression", method = method,
+    rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
+    flag_by = "rank", predictions = as.numeric(predictions), sd = sd,
+    labels = as.numeric(labels), mixture = mix, n = n))
+}
+
+# A scale that ignores a minority of gross errors: the MAD, or the mean
+# absolute deviation when more than half the residuals are identical.
+robust_scale <- function(r) {
+  s <- stats::mad(r)
+  if (!is.finite(s) || s <= 0) s <- mean(abs(r - stats::median(r)))
+  if (!is.finite(s) || s <= 0) s <- 1
+  s
+}
+
+# Two-component zero-mean Gaussian scale mixture on standardised residuals,
+# fitted by EM: clean labels N(0, s1^2) with weight 1 - w, wrong labels
+# N(0, s2^2) with weight w, s2 >= s1. A Beta(1, 19) prior on w (mean 5%)
+# keeps the wide component from taking over when the residuals are merely
+# heavy-tailed, and s1 is started from the MAD. Returns the weight, scales,
+# the posterior probability of the clean component per label (monotone
+# decreasing in |z|) and the expected number in the wide one.
+scale_mixture <- function(z, max_iter = 500L, tol = 1e-10, prior = c(1, 19)) {
+  n <- length(z)
+  z2 <- z^2
+  s1 <- max(stats::mad(z), 1e-8)
+  s2 <- max(3 * s1, sqrt(max(z2)) / 2, 1e-8)
+  w <- 0.05
+  ll_old <- -Inf
+  for (it in seq_len(max_iter)) {
+    l1 <- log1p(-w) + stats::dnorm(z, 0, s1, log = TRUE)
+    l2 <- log(w) + stats::dnorm(z, 0, s2, log = TRUE)
+    mx <- pmax(l1, l2)
+    lse <- mx + log(exp(l1 - mx) + exp(l2 - mx))
+    post_wide <- exp(l2 - lse)
+    ll <- sum(lse) + (prior[1] - 1) * log(w) + (prior[2] - 1) * log1p(-w)
+    if (abs(ll - ll_old) <= tol * (1 + abs(ll))) break
+    ll_old <- ll
+    nw <- sum(post_wide)
+    w <- min(max((nw + prior[1] - 1) / (n + sum(prior) - 2), 1e-6), 0.5)
+    s1 <- max(sqrt(sum((1 - post_wide) * z2) / max(n - nw, 1e-8)), 1e-8)
+    s2 <- max(sqrt(sum(post_wide * z2) / max(nw, 1e-8)), s1)
+  }
+  list(weight = w, sd_clean = s1, sd_wide = s2, clean_prob = 1 - post_wide,
+       n_wide = sum(post_wide), loglik = ll, iterations = it)
+}
+
+# Out-of-fold means (and sds) for numeric labels.
