@@ -159,14 +159,8 @@ void run_pass_loss(const Rows<Sparse>& rows, const int* order, int count, const 
       ++n_avg;
     }
     if (std::fabs(a) < (averaging ? kRenormThresholdAveraging : kRenormThreshold)) {
-      if (averaging) {
-        for (int j = 0; j < dim; ++j) {
-          S[j] += c * v[j] - U[j];
-          U[j] = 0.0;
-        }
-        c = 0.0;
-      }
-      for (int j = 0; j < dim; ++j) v[j] *= a;
+      rescale_weights(dim, a, c, averaging, v, U, S);
+      if (averaging) c = 0.0;
       vnorm2 *= a * a;
       a = 1.0;
       ++renorms;

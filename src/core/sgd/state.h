@@ -52,6 +52,21 @@ inline void l1_apply(int j, double a, double u, double* v, double* q, double* U,
 constexpr double kRenormThreshold = 1e-9;  // scikit-learn's float64 wscale threshold
 constexpr double kRenormThresholdAveraging = 1e-3;
 
+// The body of a renormalisation: v <- a v, after folding the average's
+// running sum c v - U into S when averaging. The caller then sets a = 1 (and
+// c = 0 when averaging); the binary pass kernel does so on its register
+// copies of a and c, State::renormalise on its own fields.
+inline void rescale_weights(int dim, double a, double c, bool averaging, double* v, double* U,
+                            double* S) {
+  if (averaging) {
+    for (int j = 0; j < dim; ++j) {
+      S[j] += c * v[j] - U[j];
+      U[j] = 0.0;
+    }
+  }
+  for (int j = 0; j < dim; ++j) v[j] *= a;
+}
+
 // Learner state: w = a * v (v has d entries, plus one for the bias feature),
 // separate bias b. For averaging (option B, ASGD): sum of the iterates since
 // the last reset = S + c * v - U (the lazy average: c sums the scales a, U
@@ -119,18 +134,10 @@ struct State {
   bool needs_renormalisation() const {
     return std::fabs(a) < (averaging ? kRenormThresholdAveraging : kRenormThreshold);
   }
-  // v <- a v, a <- 1, after folding the running sum into S when averaging.
-  // (The binary pass kernel does the same on its register copies.)
+  // v <- a v, a <- 1 (see rescale_weights).
   void renormalise() {
-    const int dim = static_cast<int>(v.size());
-    if (averaging) {
-      for (int j = 0; j < dim; ++j) {
-        S[j] += c * v[j] - U[j];
-        U[j] = 0.0;
-      }
-      c = 0.0;
-    }
-    for (int j = 0; j < dim; ++j) v[j] *= a;
+    rescale_weights(static_cast<int>(v.size()), a, c, averaging, v.data(), U.data(), S.data());
+    if (averaging) c = 0.0;
     a = 1.0;
     ++renorms;
   }
