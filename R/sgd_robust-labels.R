@@ -56,10 +56,11 @@ sgd_set_labels <- function(data, lab) {
 
 # The automatic step search runs on a binary problem: the data's own labels,
 # or for multiclass fits the last class against the rest (for K = 2 exactly
-# the binary coding).
+# the binary coding). `train` may be the first chunk of a stream, so its own
+# 0-based labels are recoded, not the whole data's classes in `lab`.
 sgd_eta_data <- function(train, lab) {
   if (!lab$multi) return(train)
-  train$y <- ifelse(lab$cls == lab$K, 1, -1)
+  train$y <- ifelse(train$label + 1L == lab$K, 1, -1)
   train$label <- NULL
   train$weight <- NULL
   train

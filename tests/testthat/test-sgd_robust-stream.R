@@ -56,3 +56,16 @@ test_that("file streaming: missing files and malformed lines are classed errors"
   writeLines(c("+1 1:0.5 5:1"), f)
   expect_error(predict(fit, f), class = "noisylabels_error_input", regexp = "feature index")
 })
+
+test_that("multiclass fits stream from chunks and files with the automatic step", {
+  d3 <- sgd_toy3(n = 150)
+  f <- write_libsvm_test(d3$x, as.integer(d3$y), tempfile(fileext = ".svm"))
+  on.exit(unlink(f))
+  mem <- suppressMessages(suppressWarnings(
+    sgd_robust(d3$x, as.integer(d3$y), loss = "hinge", epochs = 2, chunk_rows = 50, seed = 3)))
+  fil <- suppressMessages(suppressWarnings(
+    sgd_robust(f, loss = "hinge", epochs = 2, chunk_rows = 50, seed = 3)))
+  expect_equal(mem$n_classes, 3L)
+  expect_identical(unname(coef(fil)), unname(coef(mem)))
+  expect_gt(mean(predict(mem, d3$x) == as.integer(d3$y)), 0.8)
+})
