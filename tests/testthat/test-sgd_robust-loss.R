@@ -2,7 +2,7 @@ loss_eval <- function(name, z, s = -1, c = 2) {
   noisylabels:::.sgd_loss_eval(noisylabels:::sgd_loss_spec(name, s = s, c = c), z)
 }
 
-test_that("losses match the spec's reference values", {
+test_that("losses match their reference values", {
   sr <- loss_eval("smooth_ramp", c(0, 1), s = -1)
   expect_equal(sr$value, c(1.030, 0.2513), tolerance = 5e-4)
   go <- loss_eval("gompertz", c(0, 1, -1), c = 2)
@@ -31,7 +31,7 @@ test_that("loss values agree with the paper's formulas and derivatives with fini
              ref_sgd_loss(name, z - h, spec$s, spec$alpha, spec$beta, spec$c)) / (2 * h)
     expect_equal(ev$deriv, fd, tolerance = 1e-7, label = paste(name, s, "derivative"))
   }
-  # max |r'| of SRamp(-0.7, 3, -0.15) is (1 - s) alpha / 4 = 1.275 (spec section 2)
+  # max |r'| of SRamp(-0.7, 3, -0.15), at its inflection point, is (1 - s) alpha / 4 = 1.275
   ev <- loss_eval("smooth_ramp", seq(-3, 3, by = 1e-4), s = -0.7)
   expect_equal(max(abs(ev$deriv)), 1.275, tolerance = 1e-6)
 })
@@ -51,7 +51,7 @@ test_that("losses are evaluated stably at extreme margins", {
 test_that("smooth_ramp_params returns the published tuples and refits others", {
   expect_equal(unname(smooth_ramp_params(-1)), c(-1, 2, -0.03))
   expect_equal(unname(smooth_ramp_params(-2)), c(-2, 1.5, 0.5))
-  # the spec's independent L2 refit on [-5, 5]: (3.118, -0.150) for s = -0.7
+  # an independent L2 refit on [-5, 5]: (3.118, -0.150) for s = -0.7
   rf <- smooth_ramp_params(-0.7, refit = TRUE)
   expect_equal(unname(rf[2:3]), c(3.118, -0.150), tolerance = 2e-3)
   # beta is the ramp midpoint -(1 + s)/2 for a symmetric criterion
