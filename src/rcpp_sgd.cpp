@@ -1,13 +1,11 @@
-// Glue: robust-loss SGD (src/core/sgd/sgd.h) for R. Only converts R objects and calls the core.
+// Glue: robust-loss SGD (src/core/sgd/sgd.h) and the LIBSVM parser
+// (src/core/io/libsvm.h) for R. Only converts R objects and calls the core.
 #include "noisylabels_types.h"
 #include "rcpp_monitor.h"
+#include "io/libsvm.h"
 #include "sgd/sgd.h"
 
-#include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 using namespace noisylabels;
@@ -221,88 +219,23 @@ Rcpp::List sgd_loss_eval_cpp(Rcpp::List loss_spec, Rcpp::NumericVector z) {
                             Rcpp::Named("flat_start") = loss.flat_start());
 }
 
-// LIBSVM lines -> triplets, for R/io-libsvm.R (the R string split cost ~1 us
-// per token; this is ~30x faster). Same rules as the R parser it replaces:
-// text after '#' is a comment, blank lines are skipped, the label is a
-// finite number, then index:value pairs with a positive integer index, a
-// finite value and strictly increasing indices. On the first bad line it
-// returns its position (1-based within `lines`), the kind of error (1 label,
-// 2 pair, 3 order) and the offending token; the R side raises the error.
+// LIBSVM lines -> triplets, for R/io-libsvm.R (parser in core/io/libsvm.h).
+// On the first bad line it returns its position (1-based within `lines`),
+// the kind of error (1 label, 2 pair, 3 order) and the offending token; the
+// R side raises the error.
 // [[Rcpp::export(.libsvm_parse_lines)]]
 Rcpp::List libsvm_parse_lines_cpp(Rcpp::CharacterVector lines) {
-  std::vector<double> y, val;
-  std::vector<int> row, idx;
-  int n = 0, max_index = 0;
-  int bad_line = 0, bad_kind = 0;
-  std::string bad_token;
-  int bad_index = 0;
+  LibsvmTriplets out;
   const R_xlen_t m = lines.size();
-  for (R_xlen_t li = 0; li < m && bad_line == 0; ++li) {
-    const char* s = CHAR(STRING_ELT(lines, li));
-    const char* end = std::strchr(s, '#');
-    if (end == nullptr) end = s + std::strlen(s);
-    const char* p = s;
-    auto skip_space = [&]() { while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p; };
-    auto token_end = [&](const char* q) { while (q < end && !std::isspace(static_cast<unsigned char>(*q))) ++q; return q; };
-    skip_space();
-    if (p == end) continue;
-    const char* te = token_end(p);
-    std::string tok(p, te);
-    char* conv = nullptr;
-    const double label = std::strtod(tok.c_str(), &conv);
-    if (conv != tok.c_str() + tok.size() || tok.empty() || !std::isfinite(label)) {
-      bad_line = static_cast<int>(li) + 1; bad_kind = 1; bad_token = tok;
-      break;
-    }
-    ++n;
-    y.push_back(label);
-    p = te;
-    int last = 0;
-    for (;;) {
-      skip_space();
-      if (p == end) break;
-      te = token_end(p);
-      tok.assign(p, te);
-      p = te;
-      const std::size_t colon = tok.find(':');
-      bool ok = colon != std::string::npos && colon > 0 && tok.find(':', colon + 1) == std::string::npos &&
-                colon + 1 < tok.size();
-      long index = 0;
-      double value = 0.0;
-      if (ok) {
-        for (std::size_t q = 0; q < colon; ++q) ok = ok && std::isdigit(static_cast<unsigned char>(tok[q]));
-      }
-      if (ok) {
-        errno = 0;
-        index = std::strtol(tok.c_str(), nullptr, 10);
-        ok = errno == 0 && index >= 1 && index <= 2147483647L;
-      }
-      if (ok) {
-        const char* vs = tok.c_str() + colon + 1;
-        value = std::strtod(vs, &conv);
-        ok = conv == tok.c_str() + tok.size() && std::isfinite(value);
-      }
-      if (!ok) {
-        bad_line = static_cast<int>(li) + 1; bad_kind = 2; bad_token = tok;
-        break;
-      }
-      if (index <= last) {
-        bad_line = static_cast<int>(li) + 1; bad_kind = 3; bad_token = tok; bad_index = static_cast<int>(index);
-        break;
-      }
-      last = static_cast<int>(index);
-      max_index = std::max(max_index, last);
-      row.push_back(n);
-      idx.push_back(last);
-      val.push_back(value);
-    }
+  for (R_xlen_t li = 0; li < m; ++li) {
+    if (!libsvm_parse_line(CHAR(STRING_ELT(lines, li)), static_cast<int>(li) + 1, out)) break;
   }
   return Rcpp::List::create(
-      Rcpp::Named("n") = n, Rcpp::Named("y") = Rcpp::wrap(y), Rcpp::Named("row") = Rcpp::wrap(row),
-      Rcpp::Named("idx") = Rcpp::wrap(idx), Rcpp::Named("val") = Rcpp::wrap(val),
-      Rcpp::Named("max_index") = max_index, Rcpp::Named("bad_line") = bad_line,
-      Rcpp::Named("bad_kind") = bad_kind, Rcpp::Named("bad_token") = bad_token,
-      Rcpp::Named("bad_index") = bad_index);
+      Rcpp::Named("n") = out.n, Rcpp::Named("y") = Rcpp::wrap(out.y),
+      Rcpp::Named("row") = Rcpp::wrap(out.row), Rcpp::Named("idx") = Rcpp::wrap(out.idx),
+      Rcpp::Named("val") = Rcpp::wrap(out.val), Rcpp::Named("max_index") = out.max_index,
+      Rcpp::Named("bad_line") = out.bad_line, Rcpp::Named("bad_kind") = out.bad_kind,
+      Rcpp::Named("bad_token") = out.bad_token, Rcpp::Named("bad_index") = out.bad_index);
 }
 
 // Decision values f_k(x_i) of K models (weights d x K column-major, biases K)

@@ -54,3 +54,33 @@ sgd_toy <- function(n = 40, d = 3, seed = 1, flip = 0) {
   if (flip > 0) y <- flip_labels(y, flip)$y
   list(x = x, y = y)
 }
+
+# Three Gaussian classes a, b, c in two dimensions (seeded), optionally with
+# a fraction of labels moved to the next class.
+sgd_toy3 <- function(n = 300, flip = 0) {
+  set.seed(42)
+  centres <- rbind(c(0, 3), c(3, -2), c(-3, -2))
+  cls <- sample(3, n, replace = TRUE)
+  x <- centres[cls, ] + matrix(rnorm(2 * n), n, 2)
+  y <- factor(c("a", "b", "c")[cls])
+  flipped <- rep(FALSE, n)
+  if (flip > 0) {
+    k <- sample(n, round(flip * n))
+    y[k] <- factor(c("a", "b", "c")[(cls[k] %% 3) + 1], levels = c("a", "b", "c"))
+    flipped[k] <- TRUE
+  }
+  list(x = x, y = y, truth = factor(c("a", "b", "c")[cls]), flipped = flipped)
+}
+
+# Writes x and y as a LIBSVM file (gzip with compress = TRUE); returns the path.
+write_libsvm_test <- function(x, y, path, compress = FALSE) {
+  lines <- vapply(seq_len(nrow(x)), function(i) {
+    nz <- which(x[i, ] != 0)
+    paste(c(as.character(y[i]), if (length(nz)) paste0(nz, ":", sprintf("%.17g", x[i, nz]))),
+          collapse = " ")
+  }, "")
+  con <- if (compress) gzfile(path, "w") else file(path, "w")
+  writeLines(lines, con)
+  close(con)
+  path
+}

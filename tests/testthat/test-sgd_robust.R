@@ -1,63 +1,3 @@
-loss_eval <- function(name, z, s = -1, c = 2) {
-  noisylabels:::.sgd_loss_eval(noisylabels:::sgd_loss_spec(name, s = s, c = c), z)
-}
-
-test_that("losses match the spec's reference values", {
-  sr <- loss_eval("smooth_ramp", c(0, 1), s = -1)
-  expect_equal(sr$value, c(1.030, 0.2513), tolerance = 5e-4)
-  go <- loss_eval("gompertz", c(0, 1, -1), c = 2)
-  expect_equal(go$value[1], exp(-1), tolerance = 1e-14)
-  expect_equal(go$value[2:3], c(0.00062, 0.873), tolerance = 5e-3)
-  expect_equal(loss_eval("ramp", c(-3, 0, 2), s = -1)$value, c(2, 1, 0))
-  # bounds and flat-region starts
-  expect_equal(loss_eval("smooth_ramp", 0, s = -2)$bound, 3)
-  expect_equal(loss_eval("ramp", 0, s = -0.7)$flat_start, -0.7)
-  expect_equal(loss_eval("gompertz", 0)$flat_start, -(exp(1) - 1) / 2)
-})
-
-test_that("loss values agree with the paper's formulas and derivatives with finite differences", {
-  z <- seq(-6, 6, by = 0.173)  # avoids the kinks of hinge and ramp at 1 and s
-  cases <- list(list("hinge", -1), list("logistic", -1), list("ramp", -1), list("ramp", -0.7),
-                list("smooth_ramp", -0.7), list("smooth_ramp", -1), list("smooth_ramp", -2),
-                list("gompertz", -1))
-  for (cs in cases) {
-    name <- cs[[1]]; s <- cs[[2]]
-    spec <- noisylabels:::sgd_loss_spec(name, s = s)
-    ev <- noisylabels:::.sgd_loss_eval(spec, z)
-    ref <- ref_sgd_loss(name, z, s = spec$s, alpha = spec$alpha, beta = spec$beta, c = spec$c)
-    expect_equal(ev$value, ref, tolerance = 1e-12, label = paste(name, s, "value"))
-    h <- 1e-5
-    fd <- (ref_sgd_loss(name, z + h, spec$s, spec$alpha, spec$beta, spec$c) -
-             ref_sgd_loss(name, z - h, spec$s, spec$alpha, spec$beta, spec$c)) / (2 * h)
-    expect_equal(ev$deriv, fd, tolerance = 1e-7, label = paste(name, s, "derivative"))
-  }
-  # max |r'| of SRamp(-0.7, 3, -0.15) is (1 - s) alpha / 4 = 1.275 (spec section 2)
-  ev <- loss_eval("smooth_ramp", seq(-3, 3, by = 1e-4), s = -0.7)
-  expect_equal(max(abs(ev$deriv)), 1.275, tolerance = 1e-6)
-})
-
-test_that("losses are evaluated stably at extreme margins", {
-  z <- c(-1e4, -800, -40, 40, 800, 1e4)
-  for (name in c("logistic", "smooth_ramp", "gompertz")) {
-    ev <- loss_eval(name, z)
-    expect_true(all(is.finite(ev$value)) && all(is.finite(ev$deriv)), label = name)
-  }
-  expect_equal(loss_eval("logistic", -800)$value, 800)
-  expect_equal(loss_eval("smooth_ramp", -800)$value, 2)
-  expect_equal(loss_eval("smooth_ramp", -800)$deriv, 0)
-  expect_equal(loss_eval("gompertz", c(-800, 800))$value, c(1, 0))
-})
-
-test_that("smooth_ramp_params returns the published tuples and refits others", {
-  expect_equal(unname(smooth_ramp_params(-1)), c(-1, 2, -0.03))
-  expect_equal(unname(smooth_ramp_params(-2)), c(-2, 1.5, 0.5))
-  # the spec's independent L2 refit on [-5, 5]: (3.118, -0.150) for s = -0.7
-  rf <- smooth_ramp_params(-0.7, refit = TRUE)
-  expect_equal(unname(rf[2:3]), c(3.118, -0.150), tolerance = 2e-3)
-  # beta is the ramp midpoint -(1 + s)/2 for a symmetric criterion
-  expect_equal(unname(smooth_ramp_params(-0.5)[3]), -0.25, tolerance = 1e-3)
-})
-
 test_that("every iterate equals a plain-R replay of the update (all losses, bias modes)", {
   dat <- sgd_toy(n = 25, d = 3, flip = 0.2)
   for (loss in c("hinge", "logistic", "ramp", "smooth_ramp", "gompertz")) {
@@ -86,7 +26,6 @@ test_that("every iterate equals a plain-R replay of the update (all losses, bias
                bias = "separate", seed = 3))$bias)))
   expect_error(sgd_robust(dat$x, dat$y, bias_step = 0), class = "noisylabels_error_input")
 })
-
 
 test_that("lazy scaling survives many renormalisations", {
   dat <- sgd_toy(n = 30, d = 2)
@@ -232,17 +171,6 @@ test_that("formula and matrix interfaces agree", {
                ignore_attr = TRUE)
 })
 
-test_that("labels are coded consistently: 0/1, -1/+1, logical and factor", {
-  dat <- sgd_toy(n = 80, d = 2)
-  f1 <- suppressWarnings(sgd_robust(dat$x, dat$y, seed = 1))
-  f2 <- suppressWarnings(sgd_robust(dat$x, (dat$y + 1) / 2, seed = 1))
-  f3 <- suppressWarnings(sgd_robust(dat$x, dat$y > 0, seed = 1))
-  expect_equal(coef(f1), coef(f2))
-  expect_equal(coef(f1), coef(f3))
-  expect_true(all(predict(f2, dat$x) %in% c(0, 1)))
-  expect_type(predict(f3, dat$x), "logical")
-})
-
 test_that("robust losses flag flipped labels: noise scores rank them first", {
   set.seed(8)
   x <- matrix(rnorm(1000), 500, 2)
@@ -259,77 +187,10 @@ test_that("robust losses flag flipped labels: noise scores rank them first", {
   expect_gt(mean(noisy$flipped[iss$row[iss$flagged]]), 0.6)
 })
 
-test_that("methods return the documented shapes", {
-  dat <- sgd_toy(n = 100, d = 3)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, x_valid = dat$x, y_valid = dat$y, seed = 1))
-  expect_equal(fit$trace$valid_error, fit$trace$train_error)
-  expect_equal(fitted(fit), predict(fit, dat$x, type = "link"), tolerance = 1e-12)
-  td <- tidy(fit)
-  expect_equal(td$estimate, unname(coef(fit)))
-  gl <- glance(fit)
-  expect_equal(nrow(gl), 1)
-  expect_equal(gl$train_error, fit$trace$train_error[15])
-  au <- augment(fit)
-  expect_equal(au$.noise_score, noise_scores(fit))
-  expect_output(print(fit), "Robust-loss SGD")
-  expect_output(print(summary(fit)), "Per-epoch trace")
-  pdf(NULL); on.exit(grDevices::dev.off())
-  expect_invisible(plot(fit))
-  skip_if_not_installed("ggplot2")
-  expect_s3_class(ggplot2::autoplot(fit), "ggplot")
-})
-
 test_that("non-convergence warns with the number of epochs reached", {
   dat <- sgd_toy(n = 100, d = 3, flip = 0.3)
   expect_warning(sgd_robust(dat$x, dat$y, loss = "hinge", eta = 1, epochs = 2, tol = 0, seed = 1),
                  class = "noisylabels_warning_convergence")
-})
-
-test_that("cross-validation picks lambda and s from the grid and refits", {
-  dat <- sgd_toy(n = 150, d = 2, flip = 0.1)
-  set.seed(1)
-  cv <- cv_sgd_robust(dat$x, dat$y, loss = "smooth_ramp", lambda = c(1e-4, 1e-1), s = c(-1, -2),
-                      folds = 3, epochs = 3, tol = 0.05)
-  expect_equal(nrow(cv$results), 4)
-  best <- cv$results[cv$results$lambda == cv$best$lambda & cv$results$s == cv$best$s, ]
-  expect_equal(best$mean_error, min(cv$results$mean_error))
-  expect_s3_class(cv$fit, "sgd_robust")
-  expect_equal(cv$fit$lambda, cv$best$lambda)
-  expect_output(print(cv), "Best: lambda")
-  expect_identical(noise_scores(cv), noise_scores(cv$fit))
-  expect_identical(label_issues(cv), label_issues(cv$fit))
-  expect_identical(fitted(cv), fitted(cv$fit))
-  grDevices::pdf(NULL)
-  on.exit(grDevices::dev.off())
-  p <- plot(cv)
-  expect_equal(sum(p$chosen), 1)
-  expect_equal(p$error[p$chosen], min(cv$results$mean_error))
-  expect_equal(c(p$lambda[p$chosen], p$group[p$chosen]), c(cv$best$lambda, cv$best$s))
-  expect_equal(p$upper - p$lower, 2 * cv$results$sd_error / sqrt(3))
-  expect_setequal(unique(p$group), c(-1, -2))
-  td <- tidy(cv)
-  expect_equal(sum(td$chosen), 1)
-  expect_equal(td$mean_error[td$chosen], min(cv$results$mean_error))
-  gl <- glance(cv)
-  expect_equal(c(gl$lambda, gl$s, gl$mean_error), c(cv$best$lambda, cv$best$s, min(cv$results$mean_error)))
-  expect_identical(gl$n, 150L)
-  expect_error(plot(cv, which = "fit"), NA)
-})
-
-test_that("cross-validation through a formula matches the matrix interface", {
-  dat <- sgd_toy(n = 120, d = 2, flip = 0.1)
-  df <- data.frame(dat$x, label = factor(ifelse(dat$y > 0, "pos", "neg"), levels = c("neg", "pos")))
-  set.seed(2)
-  m <- cv_sgd_robust(dat$x, df$label, loss = "gompertz", lambda = c(1e-4, 1e-2), folds = 3, epochs = 3)
-  set.seed(2)
-  f <- cv_sgd_robust(label ~ ., data = df, loss = "gompertz", lambda = c(1e-4, 1e-2), folds = 3, epochs = 3)
-  expect_identical(f$results, m$results)
-  expect_equal(unname(coef(f)), unname(coef(m)))
-  expect_identical(predict(f, df[1:10, ]), predict(m, dat$x[1:10, ]))
-  expect_s3_class(predict(f, df[1:10, ]), "factor")
-  expect_error(cv_sgd_robust(label ~ ., data = as.matrix(dat$x)), class = "noisylabels_error_input")
-  df$X1[4] <- NA
-  expect_error(cv_sgd_robust(label ~ ., data = df), class = "noisylabels_error_input", regexp = "model frame")
 })
 
 test_that("bad input gives classed errors", {
@@ -375,14 +236,6 @@ test_that("a diverging run stops with an error suggesting a smaller eta", {
   x <- dat$x * 1e200
   expect_error(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e150),
                class = "noisylabels_error_numeric", regexp = "smaller eta")
-})
-
-test_that("print and summary output are stable", {
-  dat <- sgd_toy(n = 60, d = 2)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 1e-2, eta = 0.05,
-                                     epochs = 3, option = "A", seed = 1))
-  expect_snapshot(print(fit))
-  expect_snapshot(print(summary(fit)))
 })
 
 test_that("center = TRUE is a fit on centred columns reported on the original scale", {
@@ -456,22 +309,6 @@ test_that("a malformed init is a classed error", {
                class = "noisylabels_error_input", regexp = "intercept")
 })
 
-test_that("autoplot() of cv_sgd_robust() draws one CV curve per s with the choice circled", {
-  skip_if_not_installed("ggplot2")
-  dat <- sgd_toy(n = 90, d = 3, flip = 0.1)
-  cv <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, folds = 3, lambda = c(1e-4, 1e-2), eta = 0.1,
-                                       seed = 2))
-  p <- ggplot2::autoplot(cv)
-  b <- ggplot2::ggplot_build(p)
-  expect_equal(sort(b$data[[3]]$y), sort(cv$results$mean_error))
-  expect_equal(length(unique(b$data[[3]]$colour)), length(unique(cv$results$s)))
-  best <- cv$results$mean_error[cv$results$lambda == cv$best$lambda & cv$results$s == cv$best$s]
-  expect_equal(b$data[[4]]$y, best)
-  expect_s3_class(ggplot2::autoplot(cv, which = "fit"), "ggplot")
-})
-
-# ---- Robust defaults (issue 23) -------------------------------------------
-
 test_that("epochs = 1 measures convergence against the starting point, never 'changed by NA'", {
   dat <- sgd_toy(n = 80, d = 2, flip = 0.1)
   msgs <- character()
@@ -532,291 +369,6 @@ test_that("the smooth ramp does not collapse to a constant classifier on ijcnn1"
     expect_equal(fit$warm_start, "hinge")
   }
 })
-
-# ---- Multiclass ---------------------------------------------------------------
-
-sgd_toy3 <- function(n = 300, flip = 0) {
-  set.seed(42)
-  centres <- rbind(c(0, 3), c(3, -2), c(-3, -2))
-  cls <- sample(3, n, replace = TRUE)
-  x <- centres[cls, ] + matrix(rnorm(2 * n), n, 2)
-  y <- factor(c("a", "b", "c")[cls])
-  flipped <- rep(FALSE, n)
-  if (flip > 0) {
-    k <- sample(n, round(flip * n))
-    y[k] <- factor(c("a", "b", "c")[(cls[k] %% 3) + 1], levels = c("a", "b", "c"))
-    flipped[k] <- TRUE
-  }
-  list(x = x, y = y, truth = factor(c("a", "b", "c")[cls]), flipped = flipped)
-}
-
-test_that("one-vs-rest with K = 2 equals the binary fit (every loss, dense and sparse)", {
-  dat <- sgd_toy(n = 120, d = 3, flip = 0.1)
-  yf <- factor(ifelse(dat$y > 0, "pos", "neg"))
-  for (loss in c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp")) {
-    for (option in c("A", "B")) {
-      bin <- suppressMessages(suppressWarnings(
-        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, option = option, seed = 9)))
-      ovr <- suppressMessages(suppressWarnings(
-        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, option = option, seed = 9,
-                   multiclass = "ovr")))
-      lab <- paste(loss, option)
-      expect_equal(ovr$multiclass, "ovr")
-      expect_identical(unname(ovr$weights[, "pos"]), unname(bin$weights), label = lab)
-      expect_identical(unname(ovr$weights[, "neg"]), -unname(bin$weights), label = lab)
-      expect_identical(unname(ovr$bias), c(-bin$bias, bin$bias), label = lab)
-      expect_equal(ovr$eta, bin$eta)
-      expect_identical(predict(ovr, dat$x), predict(bin, dat$x))
-      expect_equal(noise_scores(ovr), noise_scores(bin), tolerance = 1e-12)
-    }
-  }
-  xs <- Matrix::Matrix(dat$x * (abs(dat$x) > 0.5), sparse = TRUE)
-  bin <- suppressMessages(suppressWarnings(sgd_robust(xs, yf, lambda = 1e-3, seed = 4)))
-  ovr <- suppressMessages(suppressWarnings(sgd_robust(xs, yf, lambda = 1e-3, seed = 4,
-                                                      multiclass = "ovr")))
-  expect_identical(unname(ovr$weights[, 2]), unname(bin$weights))
-})
-
-test_that("multiclass fits predict classes, probabilities and flag flipped labels", {
-  dat <- sgd_toy3(n = 400, flip = 0.1)
-  for (loss in c("smooth_ramp", "gompertz", "hinge")) {
-    fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, lambda = 1e-3,
-                                                        seed = 1)))
-    expect_equal(fit$n_classes, 3L)
-    expect_equal(dim(fit$weights), c(2L, 3L))
-    expect_equal(dim(coef(fit)), c(3L, 3L))
-    pred <- predict(fit, dat$x)
-    expect_s3_class(pred, "factor")
-    expect_equal(levels(pred), c("a", "b", "c"))
-    expect_gt(mean(pred == dat$truth), 0.95)
-    expect_error(predict(fit, dat$x, type = "prob"), class = "noisylabels_error_input",
-                 regexp = "logistic")
-    iss <- label_issues(fit)
-    expect_equal(nrow(iss), 400L)
-    expect_true(all(c("margin", "margin_vs_best", "loss_weight", "label", "best_other") %in% names(iss)))
-    auc <- detection_metrics(noise_scores(fit), dat$flipped)$auc
-    expect_gt(auc, 0.9)
-    # the flagged rows are mostly the flipped ones
-    expect_gt(mean(dat$flipped[iss$row[iss$flagged]]), 0.8)
-  }
-  for (mc in c("ovr", "multinomial")) {
-    fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic",
-                                                        lambda = 1e-3, seed = 1, multiclass = mc)))
-    expect_equal(fit$multiclass, mc)
-    p <- predict(fit, dat$x, type = "prob")
-    expect_equal(dim(p), c(400L, 3L))
-    expect_equal(unname(rowSums(p)), rep(1, 400), tolerance = 1e-12)
-    expect_equal(colnames(p), c("a", "b", "c"))
-    expect_identical(as.character(predict(fit, dat$x)), colnames(p)[max.col(p, "first")])
-    expect_gt(mean(predict(fit, dat$x) == dat$truth), 0.95)
-    expect_equal(predict(fit, type = "link"), fit$decision)
-  }
-  # multinomial objective: the softmax cross-entropy of the reported model
-  fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic",
-                                                      lambda = 1e-3, seed = 1, option = "A",
-                                                      multiclass = "multinomial")))
-  f <- cbind(1, dat$x) %*% coef(fit)
-  ce <- mean(log(rowSums(exp(f))) - f[cbind(1:400, as.integer(dat$y))])
-  expect_equal(fit$trace$objective[fit$iterations], ce + 1e-3 / 2 * sum(fit$weights^2 + 0) +
-                 1e-3 / 2 * sum(fit$bias^2), tolerance = 1e-10)
-  # binary logistic also has probabilities
-  b <- suppressWarnings(sgd_robust(dat$x[dat$y != "c", ], droplevels(dat$y[dat$y != "c"]),
-                                   loss = "logistic", lambda = 1e-3, seed = 1))
-  p <- predict(b, dat$x[1:5, ], type = "prob")
-  expect_equal(p[, 2], stats::plogis(predict(b, dat$x[1:5, ], type = "link")))
-  # tidy/augment/summary/print handle the matrix of coefficients
-  td <- tidy(fit)
-  expect_equal(nrow(td), 9L)
-  expect_equal(names(td), c("class", "term", "estimate"))
-  expect_equal(nrow(augment(fit)), 400L)
-  expect_output(print(fit), "multinomial")
-  expect_output(print(summary(fit)), "Largest coefficients")
-})
-
-# ---- Weights ----------------------------------------------------------------
-
-test_that("weights of 2 equal duplicated rows: same objective, same expected step", {
-  dat <- sgd_toy(n = 40, d = 3, flip = 0.1)
-  dup <- c(3, 7, 11, 20, 33)
-  w <- rep(1, 40); w[dup] <- 2
-  xd <- rbind(dat$x, dat$x[dup, ]); yd <- c(dat$y, dat$y[dup])
-  w0 <- c(0.1, 0.3, -0.2, 0.5)
-  for (loss in c("smooth_ramp", "logistic", "gompertz")) {
-    # the objective at the starting point is that of the duplicated data
-    a <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, weights = w, init = w0,
-                                     lambda = 0.01, eta = 1e-9, epochs = 1, seed = 5))
-    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0.01,
-                                     eta = 1e-9, epochs = 1, seed = 5))
-    expect_equal(a$objective_start, b$objective_start, tolerance = 1e-14)
-    # to first order in eta an epoch moves w by eta times the summed gradient:
-    # per step the weighted and the duplicated epochs agree
-    a <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, weights = w, init = w0,
-                                     lambda = 0, eta = 1e-7, epochs = 1, option = "A",
-                                     warm_start = "none", seed = 5))
-    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0, eta = 1e-7,
-                                     epochs = 1, option = "A", warm_start = "none", seed = 5))
-    step_a <- (coef(a) - w0) / 40
-    step_b <- (coef(b) - w0) / 45
-    expect_equal(unname(step_a), unname(step_b), tolerance = 1e-5)
-    # and unweighted differs
-    u <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, init = w0, lambda = 0,
-                                     eta = 1e-7, epochs = 1, option = "A", warm_start = "none",
-                                     seed = 5))
-    expect_gt(max(abs((coef(u) - w0) / 40 - step_b)), 1e-3 * max(abs(step_b)))
-  }
-  # equal weights are no weights (bitwise)
-  f1 <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, weights = rep(3, 40), seed = 1)))
-  f2 <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, seed = 1)))
-  expect_identical(coef(f1), coef(f2))
-  expect_null(f1$case_weights)
-})
-
-test_that("class_weight = 'balanced' is the weight n / (K n_k); named vectors; bad weights", {
-  dat <- sgd_toy3(n = 300)
-  keep <- c(which(dat$y == "a"), which(dat$y != "a")[1:60])
-  x <- dat$x[keep, ]; y <- droplevels(dat$y[keep])
-  n <- length(y); nk <- table(y)
-  wb <- as.vector(n / (3 * nk[as.character(y)]))
-  f1 <- suppressMessages(suppressWarnings(sgd_robust(x, y, class_weight = "balanced", seed = 3)))
-  f2 <- suppressMessages(suppressWarnings(sgd_robust(x, y, weights = wb, seed = 3)))
-  expect_identical(coef(f1), coef(f2))
-  expect_equal(f1$class_weight, c(a = n / (3 * nk[["a"]]), b = n / (3 * nk[["b"]]),
-                                  c = n / (3 * nk[["c"]])))
-  f3 <- suppressMessages(suppressWarnings(sgd_robust(x, y, class_weight = c(b = 2), seed = 3)))
-  f4 <- suppressMessages(suppressWarnings(sgd_robust(x, y, weights = ifelse(y == "b", 2, 1),
-                                                     seed = 3)))
-  expect_identical(coef(f3), coef(f4))
-  expect_false(identical(coef(f3), coef(suppressMessages(suppressWarnings(
-    sgd_robust(x, y, seed = 3))))))
-  # binary fits take class weights by their labels too
-  yb <- sgd_toy(n = 50, d = 2)
-  fb <- suppressWarnings(sgd_robust(yb$x, yb$y, class_weight = c("1" = 3), loss = "hinge", seed = 1))
-  fw <- suppressWarnings(sgd_robust(yb$x, yb$y, weights = ifelse(yb$y > 0, 3, 1), loss = "hinge",
-                                    seed = 1))
-  expect_identical(coef(fb), coef(fw))
-  expect_error(sgd_robust(x, y, weights = c(-1, rep(1, n - 1))),
-               class = "noisylabels_error_input", regexp = "negative")
-  expect_error(sgd_robust(x, y, weights = rep(1, 3)), class = "noisylabels_error_weights")
-  expect_error(sgd_robust(x, y, weights = rep(0, n)), class = "noisylabels_error_input")
-  expect_error(sgd_robust(x, y, class_weight = c(z = 2)), class = "noisylabels_error_unknown_class")
-  expect_error(sgd_robust(x, y, class_weight = "even"), class = "noisylabels_error_input")
-})
-
-# ---- update() and chunked / file streaming ------------------------------------
-
-write_libsvm_test <- function(x, y, path, compress = FALSE) {
-  lines <- vapply(seq_len(nrow(x)), function(i) {
-    nz <- which(x[i, ] != 0)
-    paste(c(as.character(y[i]), if (length(nz)) paste0(nz, ":", sprintf("%.17g", x[i, nz]))),
-          collapse = " ")
-  }, "")
-  con <- if (compress) gzfile(path, "w") else file(path, "w")
-  writeLines(lines, con)
-  close(con)
-  path
-}
-
-test_that("update() on the second half after a fit on the first equals a two-chunk stream", {
-  dat <- sgd_toy(n = 120, d = 3, flip = 0.1)
-  x1 <- dat$x[1:60, ]; y1 <- dat$y[1:60]
-  x2 <- dat$x[61:120, ]; y2 <- dat$y[61:120]
-  for (cfg in list(list(loss = "smooth_ramp", method = "sgd", option = "B"),
-                   list(loss = "hinge", method = "sgd", option = "A"),
-                   list(loss = "logistic", method = "asgd", option = "B"),
-                   list(loss = "gompertz", method = "sgd", option = "B", bias = "separate"))) {
-    args <- c(cfg, list(lambda = 1e-3, epochs = 1L, seed = 17))
-    first <- suppressMessages(suppressWarnings(do.call(sgd_robust, c(list(x1, y1), args))))
-    up <- suppressMessages(update(first, x2, y2, seed = noisylabels:::sgd_chunk_seed(17, 1, 2)))
-    stream <- suppressMessages(suppressWarnings(
-      do.call(sgd_robust, c(list(dat$x, dat$y), args, list(chunk_rows = 60L)))))
-    expect_identical(coef(up), coef(stream), label = cfg$loss)
-    expect_equal(up$n_seen, 120)
-    expect_equal(nrow(up$trace), 2L)
-    expect_equal(up$margins, stream$margins[61:120], tolerance = 1e-12)
-    # and it moved: the second half changed the model
-    expect_false(isTRUE(all.equal(coef(first), coef(up))))
-  }
-})
-
-test_that("update() refuses new classes, other columns and negative weights", {
-  dat <- sgd_toy(n = 60, d = 3)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", seed = 1))
-  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 2, 1, 1)),
-               class = "noisylabels_error_unknown_class")
-  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 2, 1, 1)), class = "noisylabels_error_input")
-  expect_error(update(fit, dat$x[1:5, 1:2], c(1, -1, 1, 1, 1)), class = "noisylabels_error_input")
-  expect_error(update(fit, dat$x[1:5, ], c(1, -1, 1, 1, 1), weights = c(1, 1, -1, 1, 1)),
-               class = "noisylabels_error_input")
-  d3 <- sgd_toy3(n = 90)
-  f3 <- suppressWarnings(sgd_robust(d3$x, d3$y, loss = "hinge", seed = 1))
-  expect_error(update(f3, d3$x[1:3, ], c("a", "d", "b")), class = "noisylabels_error_unknown_class",
-               regexp = "d")
-  # a single-class chunk is fine
-  up <- suppressMessages(update(f3, d3$x[d3$y == "a", ], d3$y[d3$y == "a"], seed = 2))
-  expect_s3_class(up, "sgd_robust")
-  expect_equal(up$n_seen, 90 + sum(d3$y == "a"))
-})
-
-test_that("streaming a LIBSVM file gives the weights of the in-memory fit in the same order", {
-  dat <- sgd_toy(n = 150, d = 4, flip = 0.1)
-  x <- round(dat$x * (abs(dat$x) > 0.3), 6)
-  plain <- write_libsvm_test(x, dat$y, tempfile(fileext = ".svm"))
-  gz <- write_libsvm_test(x, dat$y, tempfile(fileext = ".svm.gz"), compress = TRUE)
-  on.exit(unlink(c(plain, gz)))
-  xs <- Matrix::Matrix(x, sparse = TRUE)
-  for (loss in c("smooth_ramp", "logistic")) {
-    mem <- suppressMessages(suppressWarnings(
-      sgd_robust(xs, dat$y, loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
-    for (f in c(plain, gz)) {
-      fil <- suppressMessages(suppressWarnings(
-        sgd_robust(f, loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
-      expect_identical(unname(coef(fil)), unname(coef(mem)))
-      expect_equal(fil$trace, mem$trace)
-      expect_equal(noise_scores(fil), noise_scores(mem))
-      expect_equal(fil$source, normalizePath(f))
-    }
-    # a vector of paths is read one after the other
-    half1 <- write_libsvm_test(x[1:80, ], dat$y[1:80], tempfile())
-    half2 <- write_libsvm_test(x[81:150, ], dat$y[81:150], tempfile())
-    two <- suppressMessages(suppressWarnings(
-      sgd_robust(c(half1, half2), loss = loss, lambda = 1e-3, epochs = 3, chunk_rows = 40, seed = 8)))
-    # chunks restart at the file boundary: 40, 40 | 40, 30 rows, as in memory
-    expect_equal(two$n, 150)
-    expect_identical(unname(coef(two)), unname(coef(mem)))
-    unlink(c(half1, half2))
-  }
-  # predict() and noise_scores() read files too
-  fit <- suppressMessages(suppressWarnings(sgd_robust(xs, dat$y, loss = "logistic", seed = 1)))
-  expect_equal(predict(fit, plain, type = "link", chunk_rows = 25),
-               predict(fit, xs, type = "link"))
-  expect_identical(predict(fit, gz), predict(fit, xs))
-  expect_equal(noise_scores(fit, newdata = plain, chunk_rows = 33), noise_scores(fit))
-  expect_equal(label_issues(fit, newdata = xs, y = dat$y), label_issues(fit))
-  # update() from a file equals update() from the matrix
-  u1 <- suppressMessages(update(fit, plain, seed = 4, chunk_rows = 50))
-  u2 <- suppressMessages(update(fit, xs, dat$y, seed = 4, chunk_rows = 50))
-  expect_identical(coef(u1), coef(u2))
-})
-
-test_that("file streaming: missing files and malformed lines are classed errors", {
-  expect_error(sgd_robust(tempfile()), class = "noisylabels_error_file")
-  expect_error(sgd_robust(tempfile()), class = "noisylabels_error_input")
-  f <- tempfile()
-  writeLines(c("+1 1:0.5 2:1", "-1 1:1", "+1 2:x", "-1 1:2"), f)
-  on.exit(unlink(f))
-  expect_error(sgd_robust(f, chunk_rows = 2), class = "noisylabels_error_libsvm", regexp = "line 3")
-  expect_error(sgd_robust(f), class = "noisylabels_error_input")
-  writeLines(c("+1 1:0.5 2:1", "-1 1:1", "+1 2:3 1:1"), f)
-  expect_error(sgd_robust(f, chunk_rows = 1), class = "noisylabels_error_libsvm", regexp = "line 3")
-  writeLines(c("+1 1:0.5 2:1", "-1 1:1"), f)
-  expect_error(sgd_robust(f, y = c(1, -1)), class = "noisylabels_error_input")
-  fit <- suppressMessages(suppressWarnings(sgd_robust(f, loss = "hinge", seed = 1)))
-  expect_error(predict(fit, tempfile()), class = "noisylabels_error_file")
-  writeLines(c("+1 1:0.5 5:1"), f)
-  expect_error(predict(fit, f), class = "noisylabels_error_input", regexp = "feature index")
-})
-
-# ---- Early stopping and penalties ---------------------------------------------
 
 test_that("early stopping holds out rows, stops on a plateau and returns the best epoch", {
   dat <- sgd_toy(n = 300, d = 3, flip = 0.25)
@@ -899,53 +451,6 @@ test_that("the L1 penalty gives exact zeros, O(nnz) and dense = sparse", {
   }
   expect_error(sgd_robust(x, y, method = "pegasos", penalty = "l1"), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, l1_ratio = 2, penalty = "elasticnet"), class = "noisylabels_error_input")
-})
-
-# ---- Shards and progress ------------------------------------------------------
-
-test_that("shards = 2 is iterative parameter mixing of per-shard epochs, the same under any plan", {
-  skip_if_not_installed("future.apply")
-  dat <- sgd_toy(n = 300, d = 3, flip = 0.1)
-  old <- future::plan("sequential")
-  on.exit(future::plan(old), add = TRUE)
-  fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", eta = 0.1,
-                                                      option = "A", epochs = 1, seed = 21,
-                                                      shards = 2)))
-  # one epoch by hand: the seeded split, one fit per shard, size-weighted average
-  perm <- noisylabels:::sgd_seeded_sample(300, 300, 21)
-  blocks <- split(perm, cut(seq_len(300), 2, labels = FALSE))
-  parts <- lapply(1:2, function(s) {
-    rows <- sort(blocks[[s]])
-    coef(suppressWarnings(sgd_robust(dat$x[rows, ], dat$y[rows], loss = "hinge", eta = 0.1,
-                                     option = "A", epochs = 1,
-                                     seed = noisylabels:::sgd_chunk_seed(21, 1, s))))
-  })
-  expect_equal(coef(fit), (parts[[1]] * 150 + parts[[2]] * 150) / 300, tolerance = 1e-14)
-  expect_false(isTRUE(all.equal(parts[[1]], parts[[2]])))
-  # several epochs: the same under a multisession plan as sequentially
-  seq_fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, epochs = 4, seed = 3,
-                                                          shards = 2)))
-  expect_length(seq_fit$epoch_seconds, 4L)
-  expect_lt(mean(predict(seq_fit, dat$x) != dat$y), 0.2)
-  skip_on_cran()
-  future::plan("multisession", workers = 2)
-  par_fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, epochs = 4, seed = 3,
-                                                          shards = 2)))
-  expect_identical(coef(par_fit), coef(seq_fit))
-  expect_error(sgd_robust(dat$x, dat$y, shards = 2, n_iter_no_change = 2),
-               class = "noisylabels_error_input")
-})
-
-test_that("file shards read their own chunks and agree with in-memory chunk mixing", {
-  skip_if_not_installed("future.apply")
-  dat <- sgd_toy(n = 200, d = 3, flip = 0.1)
-  f <- write_libsvm_test(round(dat$x, 6), dat$y, tempfile())
-  on.exit(unlink(f))
-  fit <- suppressMessages(suppressWarnings(sgd_robust(f, loss = "logistic", epochs = 3, seed = 2,
-                                                      shards = 2, chunk_rows = 50)))
-  expect_equal(fit$n, 200)
-  expect_equal(fit$shards, 2L)
-  expect_lt(mean(predict(fit, f) != dat$y), 0.2)
 })
 
 test_that("verbose = TRUE shows a cli progress bar over the epochs; silent otherwise", {

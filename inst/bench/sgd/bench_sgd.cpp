@@ -1,4 +1,4 @@
-// Google Benchmark over one SGD epoch (src/sgd.cpp) on data of the paper's
+// Google Benchmark over one SGD epoch (src/core/sgd) on data of the paper's
 // shapes: covtype (464,810 x 54, dense storage) and a7a (16,100 x 123, CSR,
 // 14 non-zeros per row). Each benchmark also reports the streaming floor of
 // the same data (one pass in storage order doing only a dot product and an
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "sgd.h"
+#include "sgd/sgd.h"
 
 using namespace noisylabels;
 

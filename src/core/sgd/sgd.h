@@ -7,8 +7,13 @@
 // d x n column-major block (one column per example, i.e. the transpose of the
 // user's n x d matrix) or from CSR arrays (row pointers, 0-based column
 // indices, values). Every update costs O(nnz(x_i)): the L2 shrink is a scalar
-// (w = a * v, spec sgd_robust.md section 3.1) and the epoch average of option B
-// and ASGD is kept with the lazy correction of the same section.
+// (w = a * v) and the epoch average of option B and ASGD is kept with a lazy
+// correction (state.h).
+//
+// Files: loss.cpp (losses), data.cpp (input checks), rows.h (row kernels),
+// state.h (learner state), shuffle.h, pass.h (epoch kernels), evaluate.h/.cpp,
+// train.cpp (the driver), step_search.cpp (sgd_choose_eta), probes.cpp
+// (benchmark floors).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +27,7 @@ namespace noisylabels {
 enum class SgdLossType { Hinge, Logistic, Ramp, SmoothRamp, Gompertz };
 
 // A margin loss r(z), z = y f(x), with its derivative r'(z) (seed eq. 4, 5;
-// spec section 2 and 2.1 for the numerically stable forms).
+// loss.cpp has the numerically stable forms).
 struct SgdLoss {
   SgdLossType type = SgdLossType::SmoothRamp;
   double s = -1.0;      // ramp / smooth ramp: bound 1 - s
@@ -153,7 +158,7 @@ struct SgdResult {
 SgdResult sgd_train(const SgdData& train, const SgdData* valid, const SgdOptions& options,
                     Monitor& monitor);
 
-// Bottou's determineEta0 search (spec section 3 note 1): starting from eta = 1,
+// Bottou's determineEta0 search: starting from eta = 1,
 // double or halve while the primal objective after one constant-step pass over
 // a sample of at most `sample_size` rows improves. The result is capped so that
 // eta * lambda < 1.

@@ -1,0 +1,123 @@
+#' Choose lambda and s for a robust-loss SGD classifier by cross-validation
+#'
+#' k-fold cross-validation over a grid of `lambda` and (for the ramp and
+#' smooth-ramp losses) `s`, as in Han, Tsang & Chen (2016, section 5.1:
+#' lambda in \{1e-6, ..., 10\}, s among the three published tuples). The
+#' folds run in parallel through [future.apply::future_lapply()] when the
+#' `future.apply` package is installed (set a plan, e.g.
+#' `future::plan("multisession")`); otherwise sequentially. The best setting
+#' (lowest mean held-out error; ties go to the larger lambda) is refitted on
+#' all data.
+#'
+#' @inheritParams sgd_robust
+#' @param x A numeric matrix, data frame of numeric columns or sparse
+#'   matrix (with `y`), or a formula `label ~ predictors` (with `data`).
+#' @param lambda Candidate penalties.
+#' @param s Candidate ramp parameters (ignored for other losses).
+#' @param folds Number of folds.
+#' @param ... Further arguments of [sgd_robust()] (e.g. `method`, `epochs`,
+#'   `eta`). The formula method passes them, with the grid, to the default
+#'   method.
+#' @return An object of class `cv_sgd_robust` (and `noisylabels_cv`, see
+#'   [cv-methods]): `results` (data frame of
+#'   lambda, s, mean_error, sd_error, failed fits), `best` (list of lambda and
+#'   s), `fit` (the refitted `sgd_robust` model), `folds` (fold of each row).
+#'   `predict()`, `coef()`, `fitted()`, `noise_scores()` and `label_issues()`
+#'   use `fit`; `plot()` and `autoplot()` show the cross-validation curve (or,
+#'   with `which = "fit"`, the refitted model); `tidy()` returns
+#'   `results` with a `chosen` column, `glance()` one row (`n`, `folds`,
+#'   `loss`, `lambda`, `s`, `mean_error`, `failed`).
+#' @examples
+#' set.seed(7)
+#' x <- matrix(rnorm(600), 300, 2)
+#' y <- ifelse(x[, 1] + 0.5 * x[, 2] > 0, 1, -1)
+#' cv <- cv_sgd_robust(x, flip_labels(y, 0.2)$y, loss = "smooth_ramp",
+#'                     lambda = c(1e-4, 1e-2), folds = 3, epochs = 5)
+#' cv
+#' cv <- cv_sgd_robust(label ~ ., data = data.frame(x, label = factor(y)),
+#'                     loss = "hinge", lambda = c(1e-4, 1e-2), folds = 3, epochs = 5)
+#' head(predict(cv, data.frame(x)))
+#' plot(cv)
+#' @export
+cv_sgd_robust <- function(x, ...) UseMethod("cv_sgd_robust")
+
+#' @rdname cv_sgd_robust
+#' @export
+cv_sgd_robust.formula <- function(x, data, ...) {
+  design <- formula_design(x, data, stats::na.fail)
+  cv <- cv_sgd_robust.default(design$x, design$y, ...)
+  cv$fit <- attach_formula(cv$fit, design, cv$fit$call)
+  cv$call <- match.call()
+  cv
+}
+
+#' @rdname cv_sgd_robust
+#' @export
+cv_sgd_robust.default <- function(x, y, loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
+                          lambda = 10^(-6:1), s = c(-0.7, -1, -2), folds = 10L, seed = NULL,
+                          ...) {
+  call <- match.call()
+  loss <- match_arg(loss)
+  if (!is.numeric(lambda) || !length(lambda) || anyNA(lambda) || any(lambda < 0) ||
+      any(!is.finite(lambda))) {
+    abort_input("{.arg lambda} must be a vector of finite numbers >= 0.")
+  }
+  folds <- check_count(folds, "folds", lower = 2)
+  if (!loss %in% c("ramp", "smooth_ramp")) s <- -1
+  n <- if (inherits(x, "sparseMatrix") || is.matrix(x) || is.data.frame(x)) nrow(x) else length(x)
+  if (length(y) != n) abort_input("{.arg y} has length {length(y)} but {.arg x} has {n} row{?s}.")
+  if (folds > n) abort_input("{.arg folds} = {folds} exceeds the number of rows ({n}).")
+  grid <- expand.grid(lambda = lambda, s = s)
+  fold_id <- sample(rep_len(seq_len(folds), n))
+  seeds <- vapply(seq_len(folds), function(k) draw_seed(), integer(1))
+  if (is.null(seed)) seed <- draw_seed()
+  one_fold <- function(k) {
+    test <- fold_id == k
+    xtr <- x[!test, , drop = FALSE]
+    xte <- x[test, , drop = FALSE]
+    vapply(seq_len(nrow(grid)), function(g) {
+      fit <- tryCatch(
+        withCallingHandlers(
+          sgd_robust.default(xtr, y[!test], loss = loss, lambda = grid$lambda[g], s = grid$s[g],
+                             seed = seeds[k], ...),
+          noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning")),
+        noisylabels_error_numeric = function(e) NULL)
+      if (is.null(fit)) return(NA_real_)
+      pred <- predict(fit, xte)
+      mean(as.character(pred) != as.character(y[test]))
+    }, numeric(1))
+  }
+  errs <- lapply_folds(folds, one_fold)
+  err <- do.call(cbind, errs)
+  grid$mean_error <- rowMeans(err, na.rm = TRUE)
+  grid$sd_error <- apply(err, 1, stats::sd, na.rm = TRUE)
+  grid$failed <- rowSums(is.na(err))
+  ok <- which(is.finite(grid$mean_error))
+  if (!length(ok)) abort_numeric("Every cross-validation fit diverged; give a smaller {.arg eta}.")
+  cand <- grid[ok, ]
+  cand <- cand[order(cand$mean_error, -cand$lambda), ]
+  best <- list(lambda = cand$lambda[1], s = cand$s[1])
+  fit <- sgd_robust.default(x, y, loss = loss, lambda = best$lambda, s = best$s, seed = seed, ...)
+  structure(list(results = grid, best = best, fit = fit, folds = fold_id, loss = loss, call = call),
+            class = c("cv_sgd_robust", "noisylabels_cv"))
+}
+
+#' @export
+print.cv_sgd_robust <- function(x, ...) {
+  cli::cat_line(sprintf("%d-fold cross-validation of sgd_robust(loss = \"%s\")",
+                        max(x$folds), x$loss))
+  print(x$results, row.names = FALSE, digits = 4)
+  cli::cat_line(sprintf("Best: lambda = %g%s", x$best$lambda,
+                        if (x$loss %in% c("ramp", "smooth_ramp")) sprintf(", s = %g", x$best$s) else ""))
+  invisible(x)
+}
+
+#' @export
+coef.cv_sgd_robust <- function(object, ...) coef(object$fit)
+
+#' @export
+glance.cv_sgd_robust <- function(x, ...) {
+  r <- x$results[cv_chosen(x), ]
+  data.frame(n = length(x$folds), folds = max(x$folds), loss = x$loss, lambda = x$best$lambda,
+             s = x$best$s, mean_error = r$mean_error, failed = sum(x$results$failed))
+}

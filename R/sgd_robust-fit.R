@@ -1,0 +1,133 @@
+# From the core's result to the fitted object, and between the user's
+# coefficients and the core's starting weights.
+
+# Assemble the fitted object from the core's result.
+sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra) {
+  multi <- lab$multi
+  K <- if (multi) lab$K else 1L
+  d <- train$d
+  nm <- colnames(x) %||% paste0("x", seq_len(d))
+  obj <- res$objective
+  k <- length(obj)
+  prev <- if (k >= 2) obj[k - 1] else res$objective_start
+  rel_change <- if (k >= 1) abs(obj[k] - prev) / max(1, abs(obj[k])) else NA_real_
+  converged <- isTRUE(rel_change <= extra$tol)
+  if (!converged) {
+    warn_convergence(c("SGD did not converge in {k} epoch{?s}: the objective changed by {format(rel_change, digits = 3)} (relative) in the last epoch.",
+                       "i" = "Raise {.arg epochs}, lower {.arg eta}, or raise {.arg tol} (was {extra$tol})."))
+  }
+  shrinks <- as.data.frame(res$shrinks)
+  if (nrow(shrinks)) {
+    cli::cli_inform(c("i" = "SGD step guard: {nrow(shrinks)} epoch{?s} ended with a much worse objective and {?was/were} rerun with a halved step (eta {format(shrinks$eta_from[1], digits = 3)} -> {format(res$eta_final, digits = 3)}); see {.code fit$step_shrinks}."),
+                    class = "noisylabels_message_step_guard")
+  }
+  trace <- data.frame(epoch = seq_len(k), objective = obj, train_error = res$train_error,
+                      valid_error = if (length(res$valid_error)) res$valid_error else NA_real_)
+  W <- matrix(res$weights, d, K, dimnames = list(nm, if (multi) lab$class_names else NULL))
+  b <- res$biases
+  # Centred fit: w'(x - m) + b = w'x + (b - w'm); report the bias on the user's scale.
+  if (!is.null(centre)) b <- b - colSums(W * centre)
+  fit <- list(loss = opts$loss, method = opts$method, lambda = opts$lambda,
+              eta = if (opts$method == "pegasos") NA_real_ else res$eta_final,
+              centre = centre, trace = trace, converged = converged,
+              iterations = res$epochs_run, rel_change = rel_change,
+              objective_start = res$objective_start, step_shrinks = shrinks,
+              seconds = res$seconds_train, cpu_seconds = res$cpu_seconds_train,
+              eval_seconds = res$seconds_evaluate, eval_cpu_seconds = res$cpu_seconds_evaluate,
+              renormalisations = res$renormalisations,
+              levels = lab$levels, label_kind = lab$kind, n = train$n, d = d,
+              sparse = train$sparse, call = call)
+  fit[names(extra)] <- extra
+  if (!multi) {
+    fit$weights <- stats::setNames(W[, 1], nm)
+    fit$bias <- b[1]
+    fit$coefficients <- c("(Intercept)" = fit$bias, fit$weights)
+    fit$margins <- res$margins
+    fit$y <- train$y
+  } else {
+    fit$multiclass <- if (isTRUE(opts$multinomial)) "multinomial" else "ovr"
+    fit$n_classes <- K
+    fit$weights <- W
+    fit$bias <- stats::setNames(b, lab$class_names)
+    fit$coefficients <- rbind("(Intercept)" = fit$bias, W)
+    dec <- matrix(res$decision, train$n, K, dimnames = list(NULL, lab$class_names))
+    fit$decision <- dec
+    fit$class_index <- train$label + 1L
+    fit$margins <- dec[cbind(seq_len(train$n), fit$class_index)]
+  }
+  if (isTRUE(extra$record_iterates)) {
+    it <- matrix(res$iterates, nrow = length(res$iterates) / (k * train$n))
+    fit$visit_order <- it[1, ] + 1
+    fit$iterates <- it[-1, , drop = FALSE]
+  }
+  new_sgd_robust(fit)
+}
+
+new_sgd_robust <- function(fit) {
+  stopifnot(is.list(fit), is.numeric(fit$weights), is.numeric(fit$margins))
+  structure(fit, class = "sgd_robust")
+}
+
+# Starting weights for the core from `init` (coefficients with the intercept
+# first, as coef() returns them, the weights alone, or a fitted sgd_robust
+# model), on the scale of the (possibly centred) training columns.
+sgd_start <- function(init, d, bias, centre, n_models = 1L) {
+  if (inherits(init, "sgd_robust")) init <- stats::coef(init)
+  if (n_models > 1L) {
+    ok <- is.numeric(init) && is.matrix(init) && ncol(init) == n_models &&
+      nrow(init) %in% c(d, d + 1L) && all(is.finite(init))
+    if (!ok) {
+      abort_input(c("{.arg init} for a fit of {n_models} classes must be a fitted multiclass {.cls sgd_robust} model or a finite matrix with {n_models} columns and {d} rows (weights) or {d + 1} (intercept first).",
+                    "x" = "Got {if (is.matrix(init)) paste(nrow(init), 'x', ncol(init), 'matrix') else class(init)[1]}."))
+    }
+    b <- if (nrow(init) == d + 1L) init[1, ] else rep(0, n_models)
+    W <- if (nrow(init) == d + 1L) init[-1, , drop = FALSE] else init
+    storage.mode(W) <- "double"
+    if (!is.null(centre)) b <- b + colSums(W * centre)
+    if (bias == "none" && any(b != 0)) {
+      abort_input("{.arg init} has intercepts but {.code bias = \"none\"} fits none.")
+    }
+    return(list(w = as.double(if (bias == "feature") rbind(W, b) else W),
+                b = if (bias == "separate") as.double(b) else numeric(0)))
+  }
+  if (is.matrix(init) && ncol(init) == 1L) init <- init[, 1]
+  if (!is.numeric(init) || is.matrix(init) || !(length(init) %in% c(d, d + 1L)) || any(!is.finite(init))) {
+    abort_input(c("{.arg init} must be a fitted {.cls sgd_robust} model or a finite numeric vector of {d} weights, or {d + 1} coefficients with the intercept first.",
+                  "x" = "Got {if (is.numeric(init)) paste(length(init), 'number(s)') else class(init)[1]}."))
+  }
+  b <- if (length(init) == d + 1L) init[[1]] else 0
+  w <- as.double(if (length(init) == d + 1L) init[-1] else init)
+  # w'x + b = w'(x - m) + (b + w'm) on centred columns.
+  if (!is.null(centre)) b <- b + sum(w * centre)
+  if (bias == "none" && b != 0) {
+    abort_input("{.arg init} has an intercept but {.code bias = \"none\"} fits none.")
+  }
+  list(w = if (bias == "feature") c(w, b) else w, b = if (bias == "separate") b else numeric(0))
+}
+
+# Starting weights for the core, in its layout (per model: d weights, plus the
+# bias feature's weight), from a core result.
+sgd_core_init <- function(res, d, bias, n_models) {
+  W <- matrix(res$weights, d, n_models)
+  if (bias == "feature") W <- rbind(W, res$biases)
+  as.double(W)
+}
+
+# Per-epoch progress: a cli progress bar over the epochs, shown when
+# `show` (verbose or interactive) and, by cli's rule
+# (option cli.progress_show_after, 2 s), only once the fit has run longer
+# than two seconds. Returns NULL (no bar) or a function(epoch, total).
+sgd_progress <- function(epochs, show) {
+  if (!show) return(NULL)
+  env <- environment()
+  id <- NULL
+  function(epoch, total) {
+    if (is.null(id)) {
+      id <<- cli::cli_progress_bar("SGD epochs", total = epochs, clear = TRUE, .envir = env)
+    }
+    # force: one update per epoch is rare enough not to need throttling
+    cli::cli_progress_update(id = id, set = epoch, force = TRUE, .envir = env)
+    if (epoch >= epochs) cli::cli_progress_done(id = id, .envir = env)
+    invisible(NULL)
+  }
+}

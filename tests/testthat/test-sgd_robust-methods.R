@@ -1,0 +1,27 @@
+test_that("methods return the documented shapes", {
+  dat <- sgd_toy(n = 100, d = 3)
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, x_valid = dat$x, y_valid = dat$y, seed = 1))
+  expect_equal(fit$trace$valid_error, fit$trace$train_error)
+  expect_equal(fitted(fit), predict(fit, dat$x, type = "link"), tolerance = 1e-12)
+  td <- tidy(fit)
+  expect_equal(td$estimate, unname(coef(fit)))
+  gl <- glance(fit)
+  expect_equal(nrow(gl), 1)
+  expect_equal(gl$train_error, fit$trace$train_error[15])
+  au <- augment(fit)
+  expect_equal(au$.noise_score, noise_scores(fit))
+  expect_output(print(fit), "Robust-loss SGD")
+  expect_output(print(summary(fit)), "Per-epoch trace")
+  pdf(NULL); on.exit(grDevices::dev.off())
+  expect_invisible(plot(fit))
+  skip_if_not_installed("ggplot2")
+  expect_s3_class(ggplot2::autoplot(fit), "ggplot")
+})
+
+test_that("print and summary output are stable", {
+  dat <- sgd_toy(n = 60, d = 2)
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 1e-2, eta = 0.05,
+                                     epochs = 3, option = "A", seed = 1))
+  expect_snapshot(print(fit))
+  expect_snapshot(print(summary(fit)))
+})
