@@ -60,7 +60,9 @@ test_that("tilted moments match numerical quadrature", {
 
 test_that("log Phi and the moments stay accurate far in the tail", {
   z <- c(-60, -45, -35, -31, -29, -10, 0, 5, 30)
-  expect_equal(ns$.gpc_ep_log_normal_cdf(z), pnorm(z, log.p = TRUE), tolerance = 1e-10)
+  # log Z of the step likelihood (eps = 0) at unit cavity variance is log Phi(y m)
+  expect_equal(ns$.gpc_ep_moments(rep(1, length(z)), z, rep(1, length(z)), 0, 0)$log_z,
+               pnorm(z, log.p = TRUE), tolerance = 1e-10)
   # step, eps = 0, cavity far on the wrong side: finite site, tau ~ z^2 / s
   m <- ns$.gpc_ep_moments(c(1, 1), c(-40, -50), c(1, 1), 0, 0)
   expect_true(all(is.finite(unlist(m[names(m) != "dlogz_deps"]))))
