@@ -320,7 +320,7 @@ test_that("step likelihood with nugget v2 equals the probit with noise sqrt(v2)"
 test_that("prediction matches the brute-force GP formula", {
   d <- ep_toy(n = 25, flips = 0, seed = 9)
   k <- gp_kernel("mixed", ard = TRUE, variance = 2, bias = 0.3, nugget = 1, precision = c(0.7, 0.7))
-  fit <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0.02, learn_kernel = FALSE, scale = FALSE,
+  fit <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0.02, learn_kernel = FALSE, standardize = FALSE,
                 control = gpc_ep_control(tol_logz = 1e-12, tol_site = 1e-10))
   xn <- matrix(c(0.1, 0.2, -1, 0.5, 1.5, -1.5), ncol = 2, byrow = TRUE)
   par <- list(variance = 2, bias = 0.3, precision = c(0.7, 0.7))
@@ -343,8 +343,8 @@ test_that("the learned epsilon is an evidence maximiser and follows the number o
   for (fl in c(0, 3, 8)) {
     d <- ep_toy(n = 80, flips = fl, seed = 10)
     set.seed(1)
-    ft <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, scale = FALSE)
-    f0 <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0, learn_kernel = FALSE, scale = FALSE)
+    ft <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, standardize = FALSE)
+    f0 <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0, learn_kernel = FALSE, standardize = FALSE)
     # (the lower clamp eps = 1e-6 costs about n * 1e-6 nats against eps = 0)
     expect_gte(ft$log_z, f0$log_z - 1e-3)
     eps_hat <- c(eps_hat, ft$epsilon)
@@ -364,7 +364,7 @@ test_that("the learned epsilon is an evidence maximiser and follows the number o
   expect_true(all(diff(eps_hat) > 0))
   # the paper's rule keeps epsilon > 0 without flips and gives lower evidence
   d <- ep_toy(n = 80, flips = 0, seed = 10)
-  fp <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, scale = FALSE, epsilon_update = "paper")
+  fp <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, standardize = FALSE, epsilon_update = "paper")
   expect_gt(fp$epsilon, 1e-4)
 })
 
@@ -773,4 +773,31 @@ test_that("the outer loop converges on overlapping classes; the EM-only loop's w
                            ep_tight, 1)
   if (jt$epsilon > 1e-5) expect_lt(abs(g$dlogz_deps), 0.05) else expect_lte(g$dlogz_deps, 0.05)
   expect_equal(dim(jt$par_trace), c(nrow(jt$trace), length(jt$par_names)))
+})
+
+test_that("`scale` is the deprecated old name of `standardize`: it warns and gives the identical fit", {
+  d <- ep_toy(n = 30, flips = 1, seed = 41)
+  for (st in c(TRUE, FALSE)) {
+    set.seed(3)
+    f_new <- gpc_ep(d$x, d$y, epsilon = 0.05, learn_kernel = FALSE, standardize = st)
+    set.seed(3)
+    expect_warning(f_old <- gpc_ep(d$x, d$y, epsilon = 0.05, learn_kernel = FALSE, scale = st),
+                   "deprecated", class = "noisylabels_warning_deprecated")
+    f_new$call <- f_old$call <- NULL
+    expect_identical(f_old, f_new)
+  }
+  # the formula method passes the old name on
+  df <- data.frame(d$x, y = d$y)
+  set.seed(4)
+  f_new <- gpc_ep(y ~ ., data = df, epsilon = 0.05, learn_kernel = FALSE, standardize = FALSE)
+  set.seed(4)
+  expect_warning(f_old <- gpc_ep(y ~ ., data = df, epsilon = 0.05, learn_kernel = FALSE, scale = FALSE),
+                 class = "noisylabels_warning_deprecated")
+  f_new$call <- f_old$call <- NULL
+  expect_identical(f_old, f_new)
+  expect_error(gpc_ep(d$x, d$y, standardize = TRUE, scale = TRUE), "deprecated old name",
+               class = "noisylabels_error_input")
+  # other unknown arguments are still caught next to it
+  expect_error(suppressWarnings(gpc_ep(d$x, d$y, scale = TRUE, sweeps = 3)),
+               class = "noisylabels_error_unknown_argument")
 })
