@@ -17,10 +17,6 @@
     .Call(`_noisylabels_gpc_ep_gradient_cpp`, x, y, spec, epsilon, probit_scale, ep, seed)
 }
 
-.gpc_ep_objective <- function(x, y, spec, epsilon, probit_scale, ep, seed) {
-    .Call(`_noisylabels_gpc_ep_objective_cpp`, x, y, spec, epsilon, probit_scale, ep, seed)
-}
-
 .gpc_ep_fit <- function(x, y, spec, epsilon, probit_scale, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress = NULL) {
     .Call(`_noisylabels_gpc_ep_fit_cpp`, x, y, spec, epsilon, probit_scale, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress)
 }

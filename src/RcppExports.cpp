@@ -77,23 +77,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gpc_ep_objective_cpp
-Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, Rcpp::List ep, double seed);
-RcppExport SEXP _noisylabels_gpc_ep_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP epSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_objective_cpp(x, y, spec, epsilon, probit_scale, ep, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
 // gpc_ep_fit_cpp
 Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
 RcppExport SEXP _noisylabels_gpc_ep_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
@@ -738,7 +721,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpc_ep_run_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_run_k_cpp, 6},
     {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 7},
     {"_noisylabels_gpc_ep_gradient_cpp", (DL_FUNC) &_noisylabels_gpc_ep_gradient_cpp, 7},
-    {"_noisylabels_gpc_ep_objective_cpp", (DL_FUNC) &_noisylabels_gpc_ep_objective_cpp, 7},
     {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 16},
     {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
     {"_noisylabels_gpc_ep_sparse_run_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_run_cpp, 9},

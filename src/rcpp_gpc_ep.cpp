@@ -79,7 +79,10 @@ Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec si
 }
 
 // log Z_EP and its gradient w.r.t. log kernel hyperparameters and epsilon,
-// with EP run to convergence at the given hyperparameters.
+// with EP run to convergence at the given hyperparameters; `value` and
+// `proper` are the objective the hyperparameter optimiser sees (-log Z_EP;
+// +Inf with proper = FALSE where EP finds no proper posterior or K cannot be
+// factorised, exactly as inside fit_gpc_ep()).
 // [[Rcpp::export(.gpc_ep_gradient)]]
 Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
                                double probit_scale, Rcpp::List ep, double seed) {
@@ -88,31 +91,16 @@ Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, 
   const Kernel kernel = kernel_from_list(spec);
   const MatrixXd xm = x;
   EpLikelihood lik{epsilon, probit_scale};
-  const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_r(ep), rng, monitor);
-  return Rcpp::List::create(Rcpp::Named("log_z") = s.log_z,
-                            Rcpp::Named("gradient") = ep_kernel_gradient(kernel, xm, s),
-                            Rcpp::Named("dlogz_deps") = s.dlogz_deps.sum(),
-                            Rcpp::Named("sweeps") = s.sweeps, Rcpp::Named("converged") = s.converged);
-}
-
-// The objective the hyperparameter optimiser sees (-log Z_EP and its
-// gradient); +Inf with proper = FALSE where EP finds no proper posterior or
-// K cannot be factorised, exactly as inside fit_gpc_ep().
-// [[Rcpp::export(.gpc_ep_objective)]]
-Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
-                                double probit_scale, Rcpp::List ep, double seed) {
-  std::mt19937_64 rng(seed_from(seed));
-  RMonitor monitor;
-  const Kernel kernel = kernel_from_list(spec);
-  const MatrixXd xm = x;
-  EpLikelihood lik{epsilon, probit_scale};
   try {
     const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_r(ep), rng, monitor);
-    return Rcpp::List::create(Rcpp::Named("value") = -s.log_z,
-                              Rcpp::Named("gradient") = VectorXd(-ep_kernel_gradient(kernel, xm, s)),
-                              Rcpp::Named("proper") = true);
+    return Rcpp::List::create(Rcpp::Named("log_z") = s.log_z,
+                              Rcpp::Named("gradient") = ep_kernel_gradient(kernel, xm, s),
+                              Rcpp::Named("dlogz_deps") = s.dlogz_deps.sum(),
+                              Rcpp::Named("sweeps") = s.sweeps, Rcpp::Named("converged") = s.converged,
+                              Rcpp::Named("value") = -s.log_z, Rcpp::Named("proper") = true);
   } catch (const NumericalError& e) {
-    return Rcpp::List::create(Rcpp::Named("value") = R_PosInf, Rcpp::Named("proper") = false,
+    return Rcpp::List::create(Rcpp::Named("log_z") = R_NegInf, Rcpp::Named("value") = R_PosInf,
+                              Rcpp::Named("proper") = false,
                               Rcpp::Named("message") = std::string(e.what()));
   }
 }

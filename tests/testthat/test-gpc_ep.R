@@ -1,5 +1,5 @@
-# Tests for gpc_ep(): oracles (quadrature, the other log Z_EP forms of the
-# spec, finite differences, brute-force prediction), the step/probit
+# Tests for gpc_ep(): oracles (quadrature, GPML's and the paper's forms of
+# log Z_EP, finite differences, brute-force prediction), the step/probit
 # equivalence, properties of epsilon learning, and bad input.
 
 ns <- asNamespace("noisylabels")
@@ -139,7 +139,7 @@ test_that("the fast refresh matches the direct inverse for every mix of site sig
     # a weak negative site (cancelling diagonal) beside a zero and a tiny one:
     # the diagonal-only Woodbury columns take rows O from K - K T Sigma
     weak_negative = replace(base_tau, c(4, 9, 17, 30), c(-1e-10, -0.05, 1e-12, 0)),
-    # more than a quarter negative: the spec's I + L_K' T L_K form
+    # more than a quarter negative: the I + L_K' T L_K form
     many_negative = replace(base_tau, 1:14, -runif(14, 0.001, 0.02))
   )
   for (nm in names(cases)) {
@@ -384,7 +384,7 @@ test_that("hyperparameter learning increases the evidence and stays reproducible
   expect_true(all(diff(f1$trace$log_z) > -1e-3))
 })
 
-test_that("clamp and allow modes both converge and differ as the spec says", {
+test_that("clamp and allow modes both converge and differ (clamping moves the fixed point)", {
   d <- ep_toy(n = 40, flips = 4, seed = 13)
   K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
   al <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, ep_tight, 2)
@@ -483,10 +483,10 @@ test_that("an improper posterior is reported to the caller, never a crash", {
   expect_match(r$message, "positive definite")
   # the objective the optimiser sees is +Inf there (the optimiser backtracks)
   spec <- mixed_spec(2)
-  ok <- ns$.gpc_ep_objective(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  ok <- ns$.gpc_ep_gradient(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
   expect_true(ok$proper && is.finite(ok$value))
   spec$log_par[1] <- 800  # v0 = exp(800) overflows: K is not finite
-  bad <- ns$.gpc_ep_objective(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  bad <- ns$.gpc_ep_gradient(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
   expect_false(bad$proper)
   expect_identical(bad$value, Inf)
   # a fit whose bounds allow extreme hyperparameters still returns a proper model

@@ -208,22 +208,35 @@ VectorXd cross_gradient(const Kernel& kernel, const MatrixXd& zt, const MatrixXd
   return out;
 }
 
-// A = Kuu^-1 K(Z,X) and A R (both m x n) at the state's sites.
-void fitc_a_and_ar(const FitcPrior& p, const EpState& s, const MatrixXd& v, MatrixXd& a,
-                   MatrixXd& ar, VectorXd& w, VectorXd& vnorm2) {
+// The state refreshed at its own sites (`st`), A = Kuu^-1 K(Z,X) and A R
+// (both m x n), the site weights w and the squared column norms of
+// V = chol(M)^-1 U: what the gradient and the predictor are built from.
+struct FitcTerms {
+  EpState st;
+  MatrixXd a, ar;
+  VectorXd w, vnorm2;
+};
+
+FitcTerms fitc_terms(const FitcPrior& p, const EpState& s) {
   const int m = static_cast<int>(p.u.rows());
-  VectorXd g;
-  if (!site_weights(p, s.site_tau, g, w))
+  FitcTerms t;
+  t.st = s;
+  MatrixXd v;
+  if (!fitc_refresh(p, t.st, &v))
     throw NumericalError("sparse EP: the sites give an improper posterior");
-  a = p.u;
-  tri_solve(p.chol_uu.factor(), "T", a);  // L^-T U = Kuu^-1 K(Z, X)
-  vnorm2 = v.colwise().squaredNorm().transpose();
+  VectorXd g;
+  if (!site_weights(p, t.st.site_tau, g, t.w))
+    throw NumericalError("sparse EP: the sites give an improper posterior");
+  t.a = p.u;
+  tri_solve(p.chol_uu.factor(), "T", t.a);  // L^-T U = Kuu^-1 K(Z, X)
+  t.vnorm2 = v.colwise().squaredNorm().transpose();
   // A R = A diag(w) - (A diag(w) V') V diag(w)
-  ar = a * w.asDiagonal();
+  t.ar = t.a * t.w.asDiagonal();
   MatrixXd pm(m, m);
-  gemm_nt(ar, v, 1.0, 0.0, pm);
-  const MatrixXd vw = v * w.asDiagonal();
-  ar.noalias() -= pm * vw;
+  gemm_nt(t.ar, v, 1.0, 0.0, pm);
+  const MatrixXd vw = v * t.w.asDiagonal();
+  t.ar.noalias() -= pm * vw;
+  return t;
 }
 
 }  // namespace
@@ -307,14 +320,12 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
 VectorXd fitc_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const MatrixXd& z,
                               const FitcPrior& p, const EpState& s) {
   const int n = static_cast<int>(x.rows());
-  EpState st = s;
-  MatrixXd v;
-  if (!fitc_refresh(p, st, &v))
-    throw NumericalError("sparse EP: the sites give an improper posterior");
-  MatrixXd a, c;
-  VectorXd w, vnorm2;
-  fitc_a_and_ar(p, st, v, a, c, w, vnorm2);
-  const VectorXd b = ep_b(st);
+  FitcTerms t = fitc_terms(p, s);
+  const MatrixXd& a = t.a;
+  MatrixXd& c = t.ar;
+  const VectorXd& w = t.w;
+  const VectorXd& vnorm2 = t.vnorm2;
+  const VectorXd b = ep_b(t.st);
   // diag(W) = b^2 - diag(R), diag(R)_i = w_i - w_i^2 |V_i|^2
   VectorXd wd(n);
   for (int i = 0; i < n; ++i) wd(i) = b(i) * b(i) - w(i) + w(i) * w(i) * vnorm2(i);
@@ -334,17 +345,11 @@ VectorXd fitc_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const Mat
 }
 
 FitcPredictor fitc_predictor(const FitcPrior& p, const EpState& s) {
-  EpState st = s;
-  MatrixXd v;
-  if (!fitc_refresh(p, st, &v))
-    throw NumericalError("sparse EP: the sites give an improper posterior");
-  MatrixXd a, ar;
-  VectorXd w, vnorm2;
-  fitc_a_and_ar(p, st, v, a, ar, w, vnorm2);
+  const FitcTerms t = fitc_terms(p, s);
   FitcPredictor out;
-  out.beta = a * ep_b(st);
-  out.cov.resize(a.rows(), a.rows());
-  gemm_nt(ar, a, 1.0, 0.0, out.cov);
+  out.beta = t.a * ep_b(t.st);
+  out.cov.resize(t.a.rows(), t.a.rows());
+  gemm_nt(t.ar, t.a, 1.0, 0.0, out.cov);
   out.cov = 0.5 * (out.cov + out.cov.transpose()).eval();
   return out;
 }
