@@ -95,25 +95,6 @@ logLik.gpc_ep <- function(object, ...) {
 #' @export
 nobs.gpc_ep <- function(object, ...) object$n
 
-#' @rdname gpc_ep
-#' @param object A `gpc_ep` fit.
-#' @export
-noise_scores.gpc_ep <- function(object, ...) object$flip_prob
-
-#' @rdname gpc_ep
-#' @param threshold Flag labels whose posterior flip probability exceeds this.
-#' @export
-label_issues.gpc_ep <- function(object, threshold = 0.5, ...) {
-  check_number(threshold, "threshold", 0, 1)
-  s <- noise_scores(object)
-  new_label_issues(seq_len(object$n), s, s > threshold,
-                   label = object$y_factor,
-                   predicted = predict(object, type = "class"),
-                   prob_positive = fitted(object),
-                   latent_mean = object$latent_mean,
-                   site_tau = object$site_tau)
-}
-
 #' @export
 print.gpc_ep <- function(x, digits = 4, ...) {
   cli::cat_line(sprintf("<gpc_ep> EP Gaussian-process classifier, %s likelihood, n = %d",

@@ -287,6 +287,27 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   gpc_ep_fit_binary(x, labels, args, verbose, call, frame = environment())
 }
 
+# The noise scores and label issues of a fit, documented with gpc_ep()
+# (its "Noise scores" section).
+#' @rdname gpc_ep
+#' @param object A `gpc_ep` fit.
+#' @export
+noise_scores.gpc_ep <- function(object, ...) object$flip_prob
+
+#' @rdname gpc_ep
+#' @param threshold Flag labels whose posterior flip probability exceeds this.
+#' @export
+label_issues.gpc_ep <- function(object, threshold = 0.5, ...) {
+  check_number(threshold, "threshold", 0, 1)
+  s <- noise_scores(object)
+  new_label_issues(seq_len(object$n), s, s > threshold,
+                   label = object$y_factor,
+                   predicted = predict(object, type = "class"),
+                   prob_positive = fitted(object),
+                   latent_mean = object$latent_mean,
+                   site_tau = object$site_tau)
+}
+
 # Standardise the continuous columns (training statistics) and resolve the
 # kernel on the standardised inputs.
 kernel_resolve_scaled <- function(kernel, x, scale, call = parent.frame()) {

@@ -44,8 +44,8 @@ double sweep_reference(const VectorXd& y, const EpLikelihood& lik, const EpOptio
 // columns from Sigma0 and applies all earlier updates with one dgemm, so the
 // sweep costs n^3/3 flops in BLAS 3 instead of n^3 in memory-bound rank-one
 // updates; the iterates are those of sweep_reference up to rounding.
-// `gidx[j]` is the row/column of s.post_cov that holds site perm[j] (s.post_cov may
-// be stored in the visiting order of the previous sweep).
+// `gidx[j]` is the row/column of s.post_cov that holds site perm[j]
+// (s.post_cov may be stored in the visiting order of the previous sweep).
 double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
                      double delta, const std::vector<int>& perm, const std::vector<int>& gidx,
                      EpState& s, SweepWorkspace& w) {
