@@ -23,7 +23,7 @@
 #' nugget `v2` is therefore fixed (at 1 for `"step"`, which makes the model
 #' exactly a probit with unit noise, and at 1e-6 for `"probit"`) unless you
 #' pass a kernel that frees it. Inputs are z-scored with the training means
-#' and standard deviations (`scale = TRUE`), categorical columns excepted.
+#' and standard deviations (`standardize = TRUE`), categorical columns excepted.
 #'
 #' @section Formula interface and factors:
 #' In `gpc_ep(label ~ ., data)` a factor, character or logical predictor is,
@@ -115,7 +115,9 @@
 #' @param tau `"allow"` keeps negative site precisions (Minka's algorithm);
 #'   `"clamp"` clamps them at 0 as GPML does, which changes the fixed point.
 #' @param learn_kernel Learn the free kernel hyperparameters?
-#' @param scale Standardise the continuous inputs?
+#' @param standardize Standardise the continuous inputs (z-scores with the
+#'   training means and standard deviations)? Categorical columns are left
+#'   as they are. `scale` is its deprecated old name (it warns).
 #' @param multiclass `"none"` (error on more than two classes) or `"ovr"`
 #'   (one binary fit per class against the rest).
 #' @param approx `"dense"` (EP on the full n x n covariance, O(n^3) time and
@@ -229,99 +231,30 @@ gpc_ep.formula <- function(x, data, ..., factors = c("categorical", "dummies"), 
   fit
 }
 
-# ---- formula design --------------------------------------------------------
-# With factors = "categorical", every main-effect term whose variable is a
-# factor, character or logical becomes one column of level codes (1, 2, ...
-# in the order of the training levels), named by the term; the other terms
-# give model.matrix() columns. Columns follow the order of the terms.
-
-gpc_ep_factor_like <- function(v) is.factor(v) || is.character(v) || is.logical(v)
-
-gpc_ep_levels <- function(v) {
-  if (is.factor(v)) levels(droplevels(v)) else as.character(sort(unique(v[!is.na(v)])))
-}
-
-gpc_ep_design <- function(terms, mf, factors, call = parent.frame()) {
-  labels <- attr(terms, "term.labels")
-  cat_terms <- character()
-  if (factors == "categorical") {
-    cat_terms <- labels[vapply(labels, function(l) l %in% names(mf) && gpc_ep_factor_like(mf[[l]]),
-                               logical(1))]
-  }
-  lv <- lapply(stats::setNames(cat_terms, cat_terms), function(l) gpc_ep_levels(mf[[l]]))
-  single <- cat_terms[lengths(lv) < 2L]
-  if (length(single)) {
-    abort_input(c("{cli::qty(length(single))}Factor{?s} {.field {single}} {cli::qty(length(single))}ha{?s/ve} a single level in the data used.",
-                  "i" = "Drop {cli::qty(length(single))}{?it/them} from the formula: a constant input carries no information."),
-                call = call)
-  }
-  list(factors = factors, categorical = cat_terms, levels = lv)
-}
-
-gpc_ep_design_matrix <- function(terms, mf, design) {
-  labels <- attr(terms, "term.labels")
-  cat_terms <- design$categorical
-  other <- setdiff(labels, cat_terms)
-  mm <- NULL
-  if (length(other) || !length(labels)) {
-    t2 <- if (length(cat_terms)) {
-      stats::drop.terms(terms, match(cat_terms, labels), keep.response = FALSE)
-    } else terms
-    mm <- stats::model.matrix(t2, mf)
-    asg <- attr(mm, "assign")
-    labels2 <- attr(t2, "term.labels")
-  }
-  cols <- lapply(labels, function(l) {
-    if (l %in% cat_terms) {
-      codes <- match(as.character(mf[[l]]), design$levels[[l]])
-      matrix(as.numeric(codes), ncol = 1L, dimnames = list(NULL, l))
-    } else {
-      mm[, asg == match(l, labels2), drop = FALSE]
-    }
-  })
-  xm <- do.call(cbind, cols)
-  if (is.null(xm)) abort_input("The formula has no predictors on its right-hand side.")
-  rownames(xm) <- rownames(mf)
-  xm
-}
-
-# The kernel of a formula fit: the given one (default: the paper's mixed
-# kernel) with the factor columns marked categorical.
-gpc_ep_formula_kernel <- function(kernel, categorical, likelihood, call = parent.frame()) {
-  if (!length(categorical)) return(kernel)
-  kernel <- kernel %||% gpc_ep_default_kernel(match_arg(likelihood, c("step", "probit"), call = call))
-  if (!inherits(kernel, "gp_kernel")) return(kernel)  # gpc_ep.default says what is wrong
-  if (kernel$type != "mixed") {
-    abort_input(c("{cli::qty(length(categorical))}Categorical input{?s} {.field {categorical}} {cli::qty(length(categorical))}need{?s/} the {.val mixed} kernel, not {.val {kernel$type}}.",
-                  "i" = "Use {.code gp_kernel(\"mixed\", ...)} or {.code factors = \"dummies\"}."),
-                call = call)
-  }
-  given <- kernel$categorical
-  if (!is.null(given) && !is.character(given)) {
-    abort_input(c("With factors in the formula, name the kernel's {.arg categorical} columns instead of giving indices.",
-                  "i" = "Factor columns are categorical automatically."), call = call)
-  }
-  kernel$categorical <- union(given, categorical)
-  kernel
-}
-
 #' @rdname gpc_ep
 #' @export
 gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit"),
                            epsilon = "learn", epsilon_update = c("tilted", "paper"),
-                           tau = c("allow", "clamp"), learn_kernel = TRUE, scale = TRUE,
+                           tau = c("allow", "clamp"), learn_kernel = TRUE, standardize = TRUE,
                            multiclass = c("none", "ovr"), approx = c("auto", "dense", "sparse"),
                            inducing = NULL, control = gpc_ep_control(),
                            verbose = NULL, ...) {
   call <- match.call()
-  check_dots_empty("gpc_ep", ...)
+  if ("scale" %in% ...names()) {
+    dots <- list(...)
+    standardize <- renamed_arg(dots, "scale", "standardize", standardize, missing(standardize))
+    dots$scale <- NULL
+    do.call(check_dots_empty, c(list("gpc_ep"), dots))
+  } else {
+    check_dots_empty("gpc_ep", ...)
+  }
   likelihood <- match_arg(likelihood)
   epsilon_update <- match_arg(epsilon_update)
   tau <- match_arg(tau)
   multiclass <- match_arg(multiclass)
   approx <- match_arg(approx)
   check_flag(learn_kernel, "learn_kernel")
-  check_flag(scale, "scale")
+  check_flag(standardize, "standardize")
   if (!is.null(verbose)) check_flag(verbose, "verbose")
   if (!inherits(control, "gpc_ep_control")) {
     abort_input("{.arg control} must be made by {.fn gpc_ep_control}.")
@@ -339,243 +272,40 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   inducing <- gpc_ep_check_inducing(inducing, x, approx)
   approx <- gpc_ep_resolve_approx(approx, nrow(x), inducing)
   labels <- gpc_ep_labels(y, nrow(x))
+  args <- list(kernel = kernel, likelihood = likelihood, epsilon = epsilon,
+               epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
+               standardize = standardize, approx = approx, inducing = inducing,
+               control = control)
   if (length(labels$levels) > 2L) {
     if (multiclass == "none") {
       abort_input(c("{.arg y} has {length(labels$levels)} classes ({.val {labels$levels}}); {.fn gpc_ep} is a binary classifier.",
                     "i" = "Use {.code multiclass = \"ovr\"} to fit one classifier per class against the rest."),
                   class = "noisylabels_error_labels")
     }
-    cli::cli_inform("Fitting {length(labels$levels)} one-vs-rest classifiers.")
-    # One bar over the classes; the binary fits show none of their own.
-    bar <- progress_bar("gpc_ep one-vs-rest", total = length(labels$levels), verbose = verbose)
-    old <- options(noisylabels.progress_nested = TRUE)
-    on.exit(options(old), add = TRUE)
-    fits <- lapply(seq_along(labels$levels), function(k) {
-      lv <- labels$levels[k]
-      yy <- factor(ifelse(labels$factor == lv, lv, paste0("not ", lv)),
-                   levels = c(paste0("not ", lv), lv))
-      f <- gpc_ep.default(x, yy, kernel = kernel, likelihood = likelihood, epsilon = epsilon,
-                          epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
-                          scale = scale, approx = approx, inducing = inducing, control = control)
-      if (!is.null(bar)) bar(k, length(labels$levels))
-      f
-    })
-    names(fits) <- labels$levels
-    return(structure(list(fits = fits, levels = labels$levels, y = labels$factor,
-                          n = nrow(x), call = call), class = "gpc_ep_ovr"))
+    return(gpc_ep_fit_ovr(x, labels, args, verbose, call))
   }
-  n <- nrow(x)
-  if (approx == "dense") check_dense_memory(n, copies = 4)
-
-  kernel <- kernel %||% gpc_ep_default_kernel(likelihood)
-  kernel <- kernel_resolve_scaled(kernel, x, scale)
-  xs <- kernel$xs
-  kern <- kernel$kernel
-  flat <- kernel_flatten(kern)
-  sigma <- if (likelihood == "step") 0 else 1
-  eps0 <- if (learn_eps) control$epsilon_start else epsilon
-  # Progress: outer epsilon iterations, or kernel-optimiser evaluations.
-  ind <- if (approx == "sparse") gpc_ep_inducing_inputs(inducing, xs, kernel$center, kernel$scale)
-  bar <- progress_bar("gpc_ep", total = if (learn_eps) control$max_outer else NA, verbose = verbose)
-  core_args <- list(labels$y, kernel_spec(kern, flat$log_par), eps0, sigma, learn_eps, epsilon_update,
-    learn_kernel, as.integer(which(flat$free) - 1L), flat$lower, flat$upper,
-    as.integer(control$max_outer), as.integer(control$lbfgs_steps),
-    gpc_ep_ep_options(control, tau, joint_default = approx != "sparse"),
-    draw_seed(), progress = bar)
-  res <- if (approx == "sparse") {
-    call_core(do.call(.gpc_ep_sparse_fit, c(list(xs, ind$z), core_args)))
-  } else {
-    call_core(do.call(.gpc_ep_fit, c(list(xs), core_args)))
-  }
-  progress_done(bar)
-  st <- res$state
-  kern <- kernel_unflatten(kern, res$log_par)
-  fit <- structure(list(
-    call = call, x = xs, x_center = kernel$center, x_scale = kernel$scale,
-    y = labels$y, y_factor = labels$factor, levels = labels$levels, n = n,
-    rownames = rownames(x) %||% as.character(seq_len(n)), colnames = colnames(x),
-    kernel = kern, log_par = res$log_par, par_names = flat$names, free = flat$free,
-    likelihood = likelihood, sigma = sigma, tau = tau,
-    epsilon = res$epsilon, learn_epsilon = learn_eps, epsilon_update = epsilon_update,
-    learn_kernel = learn_kernel,
-    log_z = st$log_z, latent_mean = st$mu, latent_var = st$var,
-    site_tau = st$site_tau, site_nu = st$site_nu, b = st$b, z = st$z,
-    flip_prob = st$flip_prob, jitter = res$jitter,
-    converged = res$converged, ep_converged = st$converged, sweeps = st$sweeps,
-    reverts = st$reverts, damping = st$damping, negative_tau = st$negative_tau,
-    outer_iterations = res$outer_iterations, ep_runs = res$ep_runs,
-    ep_failures = res$ep_failures, ep_not_converged = res$ep_not_converged,
-    trace = data.frame(iteration = seq_along(res$logz_trace), log_z = res$logz_trace,
-                       epsilon = res$eps_trace),
-    par_trace = if (nrow(res$par_trace)) {
-      structure(exp(res$par_trace), dimnames = list(NULL, flat$names))
-    },
-    ep_trace = st$trace, message = res$message, control = control,
-    approx = approx, inducing = ind$z, inducing_rule = ind$rule,
-    n_inducing = if (approx == "sparse") nrow(ind$z) else NULL,
-    sparse_beta = res$beta, sparse_cov = res$pred_cov),
-    class = "gpc_ep")
-  if (!st$converged) {
-    warn_convergence(c("EP did not converge after {st$sweeps} sweep{?s} (the maximum is {control$max_sweeps}).",
-                       "i" = "Raise {.code max_sweeps} or lower {.code damping} in {.fn gpc_ep_control}."))
-  }
-  if ((learn_eps || (learn_kernel && any(flat$free))) && !res$converged) {
-    if (startsWith(res$message, "stopped")) {
-      warn_convergence(c("The hyperparameter/epsilon loop stopped after {res$outer_iterations} iteration{?s} without converging.",
-                         "i" = "EP found no proper posterior at the next step ({res$ep_failures} failed EP run{?s}); the fit is the last proper one. Try other starting hyperparameters or {.code tau = \"clamp\"}."))
-    } else {
-      warn_convergence(c("The hyperparameter/epsilon loop stopped after {res$outer_iterations} iteration{?s} without converging.",
-                         gpc_ep_still_moving(fit),
-                         "i" = "Raise {.code max_outer} in {.fn gpc_ep_control}."))
-    }
-  }
-  fit
+  gpc_ep_fit_binary(x, labels, args, verbose, call, frame = environment())
 }
 
-#' Control settings for gpc_ep()
-#'
-#' @param max_sweeps,min_sweeps Bounds on EP sweeps per EP run.
-#' @param tol_logz EP stops when log Z_EP changes by less than this between
-#'   sweeps ...
-#' @param tol_site ... and no site parameter changed by more than
-#'   `tol_site * damping`.
-#' @param damping EP damping in (0, 1]; 1 = none. In `tau = "allow"` mode it is
-#'   halved automatically after a sweep that makes the posterior improper.
-#' @param max_outer Maximum outer iterations (EP, epsilon M-step, L-BFGS steps);
-#'   with epsilon fixed, the kernel optimiser gets `max_outer * lbfgs_steps`
-#'   L-BFGS iterations in one run. A fit that stops here warns
-#'   (`noisylabels_warning_convergence`) with what still moved over its last
-#'   five iterations: the change of log Z_EP, of epsilon, and of the
-#'   log-hyperparameter that moved most, each with its last step and its
-#'   tolerance (see `tol_outer`).
-#' @param lbfgs_steps L-BFGS iterations on the kernel hyperparameters per
-#'   outer iteration.
-#' @param tol_outer The outer loop stops when log Z_EP changes by less than
-#'   `tol_outer` between outer iterations, or when epsilon moves by less than
-#'   `tol_outer / 10` and every log-hyperparameter by less than `tol_outer * 10`.
-#'   (Nested EP runs are converged to about 1e-5 in log Z, so a tighter
-#'   outer tolerance only adds iterations.)
-#' @param epsilon_start Starting value when `epsilon = "learn"` (the paper
-#'   uses 0.01-0.03).
-#' @param joint_epsilon With the tilted rule and a learned kernel: after each
-#'   EM step for epsilon, the L-BFGS steps move `log(epsilon)` together with
-#'   the kernel hyperparameters, with the exact gradient
-#'   `d log Z_EP / d eps = sum_i (1 - 2 Phi(z_i)) / Z_i`. Both rules share their
-#'   fixed points (the tilted EM step maximises log Z_EP in epsilon), but EM
-#'   alone converges linearly at a rate close to 1 when epsilon and the
-#'   kernel's scale trade off, as they do for overlapping classes: on two
-#'   overlapping Gaussian classes (n = 200, 10% flips) it crept down by about
-#'   0.0015 in epsilon and 2e-4 in log Z_EP per outer iteration for 89
-#'   iterations. `FALSE` keeps the plain EM step. `NULL` (default): `TRUE`
-#'   for dense EP, `FALSE` for sparse EP, where epsilon is pinned down by
-#'   many labels and EM alone converges quickly: on the sparse benchmark
-#'   (n = 3,000, d = 5, 10% flips, 110 inducing points) the joint steps took
-#'   122 EP runs against 66 for a log Z_EP higher by 0.46 and the same
-#'   epsilon to 3e-4.
-#' @param schedule `"sequential"` (default): sites are updated one at a time
-#'   in random order, each seeing the posterior left by the previous ones
-#'   (Rasmussen & Williams Alg. 3.5). `"parallel"`: every site is updated from
-#'   the same posterior, then the posterior is recomputed once; a sweep is
-#'   cheaper (between sweeps only the marginal variances are needed) but more
-#'   sweeps are needed and damping is required, so `damping` defaults to 0.8
-#'   here (as in GPstuff). Both converge to the same EP fixed points.
-#' @param block_size Sequential sweeps apply their rank-one updates in blocks
-#'   of this many sites with matrix-matrix products (same iterates as
-#'   one-at-a-time updates, up to rounding); 0 updates the full posterior
-#'   covariance after every site (slower; kept as a reference).
-#' @param refresh_every Sequential blocked sweeps with at least 128
-#'   training points: the posterior covariance is recomputed exactly from the
-#'   kernel matrix and the sites after every `refresh_every`-th sweep, and
-#'   after the others it is taken from the sweep's own factors (a quarter
-#'   fewer operations per sweep; the iterates and the returned posterior agree
-#'   with an exact refresh after every sweep up to rounding, about 1e-13,
-#'   and the periodic exact refresh bounds the drift). 1 refreshes exactly
-#'   after every sweep (the behaviour before this option existed); 0 never
-#'   after the start.
-#' @return A list of class `gpc_ep_control`.
-#' @examples
-#' gpc_ep_control(max_sweeps = 50)
+# The noise scores and label issues of a fit, documented with gpc_ep()
+# (its "Noise scores" section).
+#' @rdname gpc_ep
+#' @param object A `gpc_ep` fit.
 #' @export
-gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, tol_site = 1e-4,
-                           damping = 1, max_outer = 50, lbfgs_steps = 5, tol_outer = 1e-4,
-                           epsilon_start = 0.01, schedule = c("sequential", "parallel"),
-                           block_size = 64, refresh_every = 10, joint_epsilon = NULL) {
-  schedule <- match_arg(schedule)
-  if (missing(damping) && schedule == "parallel") damping <- 0.8
-  check_count(max_sweeps, "max_sweeps")
-  check_count(min_sweeps, "min_sweeps")
-  check_number(tol_logz, "tol_logz", 0, open_lower = TRUE)
-  check_number(tol_site, "tol_site", 0, open_lower = TRUE)
-  check_number(damping, "damping", 0, 1, open_lower = TRUE)
-  check_count(max_outer, "max_outer")
-  check_count(lbfgs_steps, "lbfgs_steps")
-  check_number(tol_outer, "tol_outer", 0, open_lower = TRUE)
-  check_number(epsilon_start, "epsilon_start", 0, 0.5, open_lower = TRUE, open_upper = TRUE)
-  check_number(block_size, "block_size", 0)
-  check_number(refresh_every, "refresh_every", 0)
-  if (!is.null(joint_epsilon)) check_flag(joint_epsilon, "joint_epsilon")
-  structure(list(max_sweeps = as.integer(max_sweeps), min_sweeps = as.integer(min_sweeps),
-                 tol_logz = tol_logz, tol_site = tol_site, damping = damping,
-                 max_outer = as.integer(max_outer), lbfgs_steps = as.integer(lbfgs_steps),
-                 tol_outer = tol_outer, epsilon_start = epsilon_start,
-                 schedule = schedule, block_size = as.integer(block_size),
-                 refresh_every = as.integer(refresh_every), joint_epsilon = joint_epsilon),
-            class = "gpc_ep_control")
-}
+noise_scores.gpc_ep <- function(object, ...) object$flip_prob
 
-# What still moved over the last (up to 5) outer iterations of a fit that
-# did not converge, against the tolerances of the convergence test: log Z_EP,
-# epsilon and the largest log-hyperparameter change (named). Bullets for
-# warn_convergence(); numbers pre-formatted (3 significant digits).
-gpc_ep_still_moving <- function(fit, last = 5L) {
-  tr <- fit$trace
-  ctl <- fit$control
-  k <- min(last, nrow(tr) - 1L)
-  if (k < 1L) return(character())
-  idx <- seq(nrow(tr) - k, nrow(tr))
-  f <- function(v) format(signif(v, 3))
-  dz <- diff(tr$log_z[idx])
-  out <- c("*" = sprintf("log Z_EP changed by %s over the last %d iteration%s (last step %s; tolerance %s).",
-                         f(tr$log_z[idx[k + 1L]] - tr$log_z[idx[1]]), k, if (k == 1L) "" else "s", f(dz[k]), f(ctl$tol_outer)))
-  if (fit$learn_epsilon) {
-    de <- diff(tr$epsilon[idx])
-    out <- c(out, "*" = sprintf("epsilon moved by %s (from %s to %s; last step %s; tolerance %s).",
-                                f(tr$epsilon[idx[k + 1L]] - tr$epsilon[idx[1]]), f(tr$epsilon[idx[1]]), f(tr$epsilon[idx[k + 1L]]),
-                                f(de[k]), f(ctl$tol_outer / 10)))
-  }
-  pt <- fit$par_trace
-  if (!is.null(pt) && nrow(pt) == nrow(tr) && any(fit$free) && fit$learn_kernel) {
-    lp <- log(pt[idx, fit$free, drop = FALSE])
-    step <- abs(lp[k + 1L, ] - lp[k, ])
-    j <- which.max(abs(lp[k + 1L, ] - lp[1L, ]))
-    out <- c(out, "*" = sprintf("log %s moved by %s (the largest log-hyperparameter change; last step of any: %s; tolerance %s).",
-                                colnames(lp)[j], f(lp[k + 1L, j] - lp[1L, j]), f(max(step)),
-                                f(ctl$tol_outer * 10)))
-  }
-  # already formatted: keep cli from reading braces
-  gsub("}", "}}", gsub("{", "{{", out, fixed = TRUE), fixed = TRUE)
-}
-
-# joint_epsilon = NULL (default): joint steps on the dense path, plain EM on
-# the sparse one (see gpc_ep_control()).
-gpc_ep_ep_options <- function(control, tau, joint_default = TRUE) {
-  list(max_sweeps = control$max_sweeps, min_sweeps = control$min_sweeps,
-       tol_logz = control$tol_logz, tol_site = control$tol_site,
-       damping = control$damping, clamp = identical(tau, "clamp"),
-       schedule = control$schedule %||% "sequential", block_size = control$block_size %||% 64L,
-       refresh_every = control$refresh_every %||% 1L,
-       tol_outer_eps = control$tol_outer / 10, tol_outer_theta = control$tol_outer * 10,
-       tol_outer_logz = control$tol_outer, joint_epsilon = control$joint_epsilon %||% joint_default)
-}
-
-# The paper's covariance (eq. 7-8) with the nugget fixed for identifiability.
-gpc_ep_default_kernel <- function(likelihood) {
-  if (likelihood == "step") {
-    gp_kernel("mixed", ard = TRUE, variance = 1, bias = 0.1, nugget = 1, fixed = "nugget")
-  } else {
-    gp_kernel("mixed", ard = TRUE, variance = 1, bias = 0.1, nugget = 1e-6, fixed = "nugget",
-              lower = c(nugget = 1e-10))
-  }
+#' @rdname gpc_ep
+#' @param threshold Flag labels whose posterior flip probability exceeds this.
+#' @export
+label_issues.gpc_ep <- function(object, threshold = 0.5, ...) {
+  check_number(threshold, "threshold", 0, 1)
+  s <- noise_scores(object)
+  new_label_issues(seq_len(object$n), s, s > threshold,
+                   label = object$y_factor,
+                   predicted = predict(object, type = "class"),
+                   prob_positive = fitted(object),
+                   latent_mean = object$latent_mean,
+                   site_tau = object$site_tau)
 }
 
 # Standardise the continuous columns (training statistics) and resolve the
@@ -597,41 +327,4 @@ kernel_resolve_scaled <- function(kernel, x, scale, call = parent.frame()) {
   }
   xs <- sweep(sweep(x, 2, center, "-"), 2, sc, "/")
   list(kernel = kernel_resolve(kernel, xs, call = call), xs = xs, center = center, scale = sc)
-}
-
-# Labels -> list(y = +-1, factor, levels).
-gpc_ep_labels <- function(y, n, call = parent.frame()) {
-  if (is.data.frame(y) || (is.matrix(y) && ncol(y) != 1L)) {
-    abort_input("{.arg y} must be a vector of labels.", call = call)
-  }
-  if (length(y) != n) {
-    abort_input("{.arg y} has length {length(y)} but {.arg x} has {n} row{?s}.", call = call)
-  }
-  if (anyNA(y)) abort_input("{.arg y} contains missing labels.", call = call)
-  if (is.numeric(y)) {
-    if (any(!is.finite(y))) abort_input("{.arg y} contains infinite values.", call = call)
-    u <- sort(unique(as.numeric(y)))
-    if (length(u) > 2L && (length(u) > 20L || any(u != round(u)))) {
-      abort_input(c("{.arg y} looks continuous ({length(u)} distinct values); {.fn gpc_ep} needs class labels.",
-                    "i" = "Use a factor for several classes, or a regression model for a numeric response."),
-                  class = "noisylabels_error_labels", call = call)
-    }
-    f <- factor(as.numeric(y), levels = u, labels = format(u, trim = TRUE))
-  } else if (is.logical(y)) {
-    f <- factor(y, levels = c(FALSE, TRUE))
-    f <- droplevels(f)
-  } else if (is.factor(y) || is.character(y)) {
-    f <- droplevels(as.factor(y))
-  } else {
-    abort_input("{.arg y} must be a factor, character, logical or numeric vector, not {.cls {class(y)}}.",
-                class = "noisylabels_error_labels", call = call)
-  }
-  lv <- levels(f)
-  if (length(lv) < 2L) {
-    abort_input(c("{.arg y} has a single class ({.val {lv}}); a classifier needs two.",
-                  "i" = "Check the labels or the subset used."),
-                class = "noisylabels_error_labels", call = call)
-  }
-  yy <- if (length(lv) == 2L) ifelse(as.integer(f) == 2L, 1, -1) else NULL
-  list(y = yy, factor = f, levels = lv)
 }

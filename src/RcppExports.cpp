@@ -12,20 +12,9 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
-// gpc_ep_log_normal_cdf_cpp
-Eigen::VectorXd gpc_ep_log_normal_cdf_cpp(const MapVec z);
-RcppExport SEXP _noisylabels_gpc_ep_log_normal_cdf_cpp(SEXP zSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapVec >::type z(zSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_log_normal_cdf_cpp(z));
-    return rcpp_result_gen;
-END_RCPP
-}
 // gpc_ep_moments_cpp
-Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var, double epsilon, double sigma);
-RcppExport SEXP _noisylabels_gpc_ep_moments_cpp(SEXP ySEXP, SEXP cav_meanSEXP, SEXP cav_varSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP) {
+Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var, double epsilon, double probit_scale);
+RcppExport SEXP _noisylabels_gpc_ep_moments_cpp(SEXP ySEXP, SEXP cav_meanSEXP, SEXP cav_varSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -33,30 +22,30 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type cav_mean(cav_meanSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type cav_var(cav_varSEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_moments_cpp(y, cav_mean, cav_var, epsilon, sigma));
+    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_moments_cpp(y, cav_mean, cav_var, epsilon, probit_scale));
     return rcpp_result_gen;
 END_RCPP
 }
 // gpc_ep_run_k_cpp
-Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double sigma, Rcpp::List ep, double seed);
-RcppExport SEXP _noisylabels_gpc_ep_run_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP) {
+Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double probit_scale, Rcpp::List ep, double seed);
+RcppExport SEXP _noisylabels_gpc_ep_run_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP epSEXP, SEXP seedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const MapMat >::type k(kSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_run_k_cpp(k, y, epsilon, sigma, ep, seed));
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_run_k_cpp(k, y, epsilon, probit_scale, ep, seed));
     return rcpp_result_gen;
 END_RCPP
 }
 // gpc_ep_evidence_k_cpp
-Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau, const MapVec site_nu, double epsilon, double sigma, bool diagonal_only);
-RcppExport SEXP _noisylabels_gpc_ep_evidence_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP site_tauSEXP, SEXP site_nuSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP diagonal_onlySEXP) {
+Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau, const MapVec site_nu, double epsilon, double probit_scale, bool diagonal_only);
+RcppExport SEXP _noisylabels_gpc_ep_evidence_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP site_tauSEXP, SEXP site_nuSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP diagonal_onlySEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -65,15 +54,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type site_tau(site_tauSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type site_nu(site_nuSEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
     Rcpp::traits::input_parameter< bool >::type diagonal_only(diagonal_onlySEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_evidence_k_cpp(k, y, site_tau, site_nu, epsilon, sigma, diagonal_only));
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_evidence_k_cpp(k, y, site_tau, site_nu, epsilon, probit_scale, diagonal_only));
     return rcpp_result_gen;
 END_RCPP
 }
 // gpc_ep_gradient_cpp
-Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, Rcpp::List ep, double seed);
-RcppExport SEXP _noisylabels_gpc_ep_gradient_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP) {
+Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, Rcpp::List ep, double seed);
+RcppExport SEXP _noisylabels_gpc_ep_gradient_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP epSEXP, SEXP seedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -81,33 +70,16 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_gradient_cpp(x, y, spec, epsilon, sigma, ep, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpc_ep_objective_cpp
-Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, Rcpp::List ep, double seed);
-RcppExport SEXP _noisylabels_gpc_ep_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_objective_cpp(x, y, spec, epsilon, sigma, ep, seed));
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_gradient_cpp(x, y, spec, epsilon, probit_scale, ep, seed));
     return rcpp_result_gen;
 END_RCPP
 }
 // gpc_ep_fit_cpp
-Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double sigma, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
-RcppExport SEXP _noisylabels_gpc_ep_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
+Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_gpc_ep_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -115,7 +87,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
     Rcpp::traits::input_parameter< bool >::type learn_epsilon(learn_epsilonSEXP);
     Rcpp::traits::input_parameter< std::string >::type rule(ruleSEXP);
     Rcpp::traits::input_parameter< bool >::type learn_kernel(learn_kernelSEXP);
@@ -127,7 +99,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_fit_cpp(x, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress));
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_fit_cpp(x, y, spec, epsilon, probit_scale, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -148,8 +120,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gpc_ep_sparse_run_cpp
-Rcpp::List gpc_ep_sparse_run_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec, double epsilon, double sigma, Rcpp::List ep, double seed, bool gradient);
-RcppExport SEXP _noisylabels_gpc_ep_sparse_run_cpp(SEXP xSEXP, SEXP zSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP gradientSEXP) {
+Rcpp::List gpc_ep_sparse_run_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, Rcpp::List ep, double seed, bool gradient);
+RcppExport SEXP _noisylabels_gpc_ep_sparse_run_cpp(SEXP xSEXP, SEXP zSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP gradientSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -158,17 +130,17 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< bool >::type gradient(gradientSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_run_cpp(x, z, y, spec, epsilon, sigma, ep, seed, gradient));
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_run_cpp(x, z, y, spec, epsilon, probit_scale, ep, seed, gradient));
     return rcpp_result_gen;
 END_RCPP
 }
 // gpc_ep_sparse_fit_cpp
-Rcpp::List gpc_ep_sparse_fit_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec, double epsilon, double sigma, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
-RcppExport SEXP _noisylabels_gpc_ep_sparse_fit_cpp(SEXP xSEXP, SEXP zSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP sigmaSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
+Rcpp::List gpc_ep_sparse_fit_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_gpc_ep_sparse_fit_cpp(SEXP xSEXP, SEXP zSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -177,7 +149,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
     Rcpp::traits::input_parameter< bool >::type learn_epsilon(learn_epsilonSEXP);
     Rcpp::traits::input_parameter< std::string >::type rule(ruleSEXP);
     Rcpp::traits::input_parameter< bool >::type learn_kernel(learn_kernelSEXP);
@@ -189,7 +161,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_fit_cpp(x, z, y, spec, epsilon, sigma, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress));
+    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_fit_cpp(x, z, y, spec, epsilon, probit_scale, learn_epsilon, rule, learn_kernel, free, lower, upper, max_outer, lbfgs_steps, ep, seed, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -745,12 +717,10 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_noisylabels_gpc_ep_log_normal_cdf_cpp", (DL_FUNC) &_noisylabels_gpc_ep_log_normal_cdf_cpp, 1},
     {"_noisylabels_gpc_ep_moments_cpp", (DL_FUNC) &_noisylabels_gpc_ep_moments_cpp, 5},
     {"_noisylabels_gpc_ep_run_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_run_k_cpp, 6},
     {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 7},
     {"_noisylabels_gpc_ep_gradient_cpp", (DL_FUNC) &_noisylabels_gpc_ep_gradient_cpp, 7},
-    {"_noisylabels_gpc_ep_objective_cpp", (DL_FUNC) &_noisylabels_gpc_ep_objective_cpp, 7},
     {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 16},
     {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
     {"_noisylabels_gpc_ep_sparse_run_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_run_cpp, 9},

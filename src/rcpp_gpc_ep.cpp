@@ -1,4 +1,5 @@
-// Glue: EP Gaussian-process classification (src/gpc_ep.*) for R.
+// Glue: dense EP Gaussian-process classification (src/core/ep/) for R, and
+// the options reader and result writers shared with the sparse glue.
 #include "noisylabels_types.h"
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
@@ -9,55 +10,17 @@ using namespace noisylabels;
 
 namespace {
 
-EpOptions ep_options_from_list(const Rcpp::List& o) {
-  EpOptions e;
-  e.max_sweeps = Rcpp::as<int>(o["max_sweeps"]);
-  e.min_sweeps = Rcpp::as<int>(o["min_sweeps"]);
-  e.tol_logz = Rcpp::as<double>(o["tol_logz"]);
-  e.tol_site = Rcpp::as<double>(o["tol_site"]);
-  e.damping = Rcpp::as<double>(o["damping"]);
-  e.clamp = Rcpp::as<bool>(o["clamp"]);
-  if (o.containsElementNamed("block_size")) e.block_size = Rcpp::as<int>(o["block_size"]);
-  if (o.containsElementNamed("refresh_every")) e.refresh_every = Rcpp::as<int>(o["refresh_every"]);
-  if (o.containsElementNamed("schedule"))
-    e.parallel = Rcpp::as<std::string>(o["schedule"]) == "parallel";
-  return e;
-}
-
-Rcpp::List state_to_list(const EpState& s) {
-  Rcpp::List out;
-  out["site_tau"] = s.site_tau; out["site_nu"] = s.site_nu;
-  out["mu"] = s.mu; out["var"] = VectorXd(s.sigma.diagonal());
-  out["cav_tau"] = s.cav_tau; out["cav_nu"] = s.cav_nu;
-  out["z"] = s.z; out["log_zi"] = s.log_zi;
-  out["dlogz_deps"] = s.dlogz_deps; out["flip_prob"] = s.flip_prob;
-  out["b"] = ep_b(s); out["log_z"] = s.log_z;
-  out["half_logdet"] = s.half_logdet; out["sweeps"] = s.sweeps;
-  out["reverts"] = s.reverts; out["skipped"] = s.skipped;
-  out["damping"] = s.damping; out["jitter"] = s.jitter;
-  out["converged"] = s.converged; out["negative_tau"] = s.negative_tau;
-  out["trace"] = s.trace;
-  return out;
-}
-
 std::uint64_t seed_from(double seed) { return static_cast<std::uint64_t>(seed); }
 
 }  // namespace
 
-// [[Rcpp::export(.gpc_ep_log_normal_cdf)]]
-Eigen::VectorXd gpc_ep_log_normal_cdf_cpp(const MapVec z) {
-  VectorXd out(z.size());
-  for (int i = 0; i < z.size(); ++i) out(i) = log_normal_cdf(z(i));
-  return out;
-}
-
 // Tilted moments for vectors of cavities (tests compare them with quadrature).
 // [[Rcpp::export(.gpc_ep_moments)]]
 Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var,
-                                   double epsilon, double sigma) {
+                                   double epsilon, double probit_scale) {
   const int n = static_cast<int>(y.size());
   Rcpp::NumericVector log_z(n), mean(n), var(n), tau(n), nu(n), deps(n), flip(n), z(n);
-  EpLikelihood lik{epsilon, sigma};
+  EpLikelihood lik{epsilon, probit_scale};
   for (int i = 0; i < n; ++i) {
     const SiteMoments m = tilted_moments(y(i), cav_mean(i), cav_var(i), lik);
     log_z[i] = m.log_z; mean[i] = m.tilted_mean; var[i] = m.tilted_var;
@@ -72,14 +35,14 @@ Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const 
 
 // EP on a given prior covariance K (used by tests and the objective probe).
 // [[Rcpp::export(.gpc_ep_run_k)]]
-Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double sigma,
+Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double probit_scale,
                             Rcpp::List ep, double seed) {
   std::mt19937_64 rng(seed_from(seed));
   RMonitor monitor;
-  EpLikelihood lik{epsilon, sigma};
+  EpLikelihood lik{epsilon, probit_scale};
   try {
-    const EpState s = run_ep(k, y, lik, ep_options_from_list(ep), rng, monitor);
-    Rcpp::List out = state_to_list(s);
+    const EpState s = run_ep(k, y, lik, ep_options_from_r(ep), rng, monitor);
+    Rcpp::List out = ep_state_to_r(s);
     out["proper"] = true;
     return out;
   } catch (const NumericalError& e) {
@@ -90,10 +53,10 @@ Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, doub
 
 // Posterior and log Z_EP for given sites (no EP iterations). With
 // diagonal_only (the refresh between parallel-EP sweeps) only var and mu are
-// computed and `sigma` is not returned.
+// computed and `sigma` (the posterior covariance) is not returned.
 // [[Rcpp::export(.gpc_ep_evidence_k)]]
 Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau,
-                                 const MapVec site_nu, double epsilon, double sigma,
+                                 const MapVec site_nu, double epsilon, double probit_scale,
                                  bool diagonal_only = false) {
   EpState s;
   s.site_tau = site_tau;
@@ -106,79 +69,58 @@ Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec si
   } catch (const NumericalError& e) {
     return Rcpp::List::create(Rcpp::Named("proper") = false, Rcpp::Named("log_z") = R_NegInf);
   }
-  EpLikelihood lik{epsilon, sigma};
+  EpLikelihood lik{epsilon, probit_scale};
   const bool ok = ep_refresh(k, chol_k, s, diagonal_only) && ep_evidence(y, lik, s);
   if (!ok) return Rcpp::List::create(Rcpp::Named("proper") = false, Rcpp::Named("log_z") = R_NegInf);
-  Rcpp::List out = state_to_list(s);
+  Rcpp::List out = ep_state_to_r(s);
   out["proper"] = true;
-  if (!diagonal_only) out["sigma"] = s.sigma;
+  if (!diagonal_only) out["sigma"] = s.post_cov;
   return out;
 }
 
 // log Z_EP and its gradient w.r.t. log kernel hyperparameters and epsilon,
-// with EP run to convergence at the given hyperparameters.
+// with EP run to convergence at the given hyperparameters; `value` and
+// `proper` are the objective the hyperparameter optimiser sees (-log Z_EP;
+// +Inf with proper = FALSE where EP finds no proper posterior or K cannot be
+// factorised, exactly as inside fit_gpc_ep()).
 // [[Rcpp::export(.gpc_ep_gradient)]]
 Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
-                               double sigma, Rcpp::List ep, double seed) {
+                               double probit_scale, Rcpp::List ep, double seed) {
   std::mt19937_64 rng(seed_from(seed));
   RMonitor monitor;
   const Kernel kernel = kernel_from_list(spec);
   const MatrixXd xm = x;
-  EpLikelihood lik{epsilon, sigma};
-  const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_list(ep), rng, monitor);
-  return Rcpp::List::create(Rcpp::Named("log_z") = s.log_z,
-                            Rcpp::Named("gradient") = ep_kernel_gradient(kernel, xm, s),
-                            Rcpp::Named("dlogz_deps") = s.dlogz_deps.sum(),
-                            Rcpp::Named("sweeps") = s.sweeps, Rcpp::Named("converged") = s.converged);
-}
-
-// The objective the hyperparameter optimiser sees (-log Z_EP and its
-// gradient); +Inf with proper = FALSE where EP finds no proper posterior or
-// K cannot be factorised, exactly as inside fit_gpc_ep().
-// [[Rcpp::export(.gpc_ep_objective)]]
-Rcpp::List gpc_ep_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
-                                double sigma, Rcpp::List ep, double seed) {
-  std::mt19937_64 rng(seed_from(seed));
-  RMonitor monitor;
-  const Kernel kernel = kernel_from_list(spec);
-  const MatrixXd xm = x;
-  EpLikelihood lik{epsilon, sigma};
+  EpLikelihood lik{epsilon, probit_scale};
   try {
-    const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_list(ep), rng, monitor);
-    return Rcpp::List::create(Rcpp::Named("value") = -s.log_z,
-                              Rcpp::Named("gradient") = VectorXd(-ep_kernel_gradient(kernel, xm, s)),
-                              Rcpp::Named("proper") = true);
+    const EpState s = run_ep(kernel.gram(xm), y, lik, ep_options_from_r(ep), rng, monitor);
+    return Rcpp::List::create(Rcpp::Named("log_z") = s.log_z,
+                              Rcpp::Named("gradient") = ep_kernel_gradient(kernel, xm, s),
+                              Rcpp::Named("dlogz_deps") = s.dlogz_deps.sum(),
+                              Rcpp::Named("sweeps") = s.sweeps, Rcpp::Named("converged") = s.converged,
+                              Rcpp::Named("value") = -s.log_z, Rcpp::Named("proper") = true);
   } catch (const NumericalError& e) {
-    return Rcpp::List::create(Rcpp::Named("value") = R_PosInf, Rcpp::Named("proper") = false,
+    return Rcpp::List::create(Rcpp::Named("log_z") = R_NegInf, Rcpp::Named("value") = R_PosInf,
+                              Rcpp::Named("proper") = false,
                               Rcpp::Named("message") = std::string(e.what()));
   }
 }
 
-// The full fit: EP, epsilon M-steps and kernel hyperparameters (spec §4.4).
+// The full fit: EP, epsilon M-steps and kernel hyperparameters.
 // [[Rcpp::export(.gpc_ep_fit)]]
 Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
-                          double sigma, bool learn_epsilon, std::string rule, bool learn_kernel,
-                          Rcpp::IntegerVector free, const MapVec lower, const MapVec upper,
-                          int max_outer, int lbfgs_steps, Rcpp::List ep, double seed,
-                          Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
+                          double probit_scale, bool learn_epsilon, std::string rule,
+                          bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower,
+                          const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep,
+                          double seed, Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   RMonitor monitor(progress);
   const Kernel kernel = kernel_from_list(spec);
-  const FitOptions opt = fit_options_from_r(ep_options_from_list(ep), learn_epsilon, rule,
-                                            learn_kernel, free, lower, upper, max_outer,
-                                            lbfgs_steps, ep);
+  const FitOptions opt = fit_options_from_r(learn_epsilon, rule, learn_kernel, free, lower, upper,
+                                            max_outer, lbfgs_steps, ep);
   const MatrixXd xm = x;
-  const FitResult r = fit_gpc_ep(xm, y, kernel, EpLikelihood{epsilon, sigma}, opt,
+  const FitResult r = fit_gpc_ep(xm, y, kernel, EpLikelihood{epsilon, probit_scale}, opt,
                                  seed_from(seed), monitor);
   monitor.flush();
-  Rcpp::List st = state_to_list(r.state);
-  return Rcpp::List::create(
-      Rcpp::Named("state") = st, Rcpp::Named("log_par") = r.log_par,
-      Rcpp::Named("epsilon") = r.epsilon, Rcpp::Named("jitter") = r.jitter,
-      Rcpp::Named("outer_iterations") = r.outer_iterations, Rcpp::Named("converged") = r.converged,
-      Rcpp::Named("ep_runs") = r.ep_runs, Rcpp::Named("ep_failures") = r.ep_failures,
-      Rcpp::Named("ep_not_converged") = r.ep_not_converged,
-      Rcpp::Named("logz_trace") = r.logz_trace, Rcpp::Named("eps_trace") = r.eps_trace,
-      Rcpp::Named("par_trace") = par_trace_matrix(r), Rcpp::Named("message") = r.message);
+  return fit_result_to_r(r);
 }
 
 // Predictive latent mean and variance at new inputs from the fitted sites.
@@ -204,12 +146,27 @@ Rcpp::List gpc_ep_predict_cpp(const MapMat x, const MapMat xnew, Rcpp::List spec
 
 namespace noisylabels {
 
-FitOptions fit_options_from_r(const EpOptions& ep_opt, bool learn_epsilon, const std::string& rule,
-                              bool learn_kernel, const Rcpp::IntegerVector& free,
-                              const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
-                              int max_outer, int lbfgs_steps, const Rcpp::List& ep) {
+EpOptions ep_options_from_r(const Rcpp::List& o) {
+  EpOptions e;
+  e.max_sweeps = Rcpp::as<int>(o["max_sweeps"]);
+  e.min_sweeps = Rcpp::as<int>(o["min_sweeps"]);
+  e.tol_logz = Rcpp::as<double>(o["tol_logz"]);
+  e.tol_site = Rcpp::as<double>(o["tol_site"]);
+  e.damping = Rcpp::as<double>(o["damping"]);
+  e.clamp = Rcpp::as<bool>(o["clamp"]);
+  if (o.containsElementNamed("block_size")) e.block_size = Rcpp::as<int>(o["block_size"]);
+  if (o.containsElementNamed("refresh_every")) e.refresh_every = Rcpp::as<int>(o["refresh_every"]);
+  if (o.containsElementNamed("schedule"))
+    e.parallel = Rcpp::as<std::string>(o["schedule"]) == "parallel";
+  return e;
+}
+
+FitOptions fit_options_from_r(bool learn_epsilon, const std::string& rule, bool learn_kernel,
+                              const Rcpp::IntegerVector& free, const Eigen::VectorXd& lower,
+                              const Eigen::VectorXd& upper, int max_outer, int lbfgs_steps,
+                              const Rcpp::List& ep) {
   FitOptions opt;
-  opt.ep = ep_opt;
+  opt.ep = ep_options_from_r(ep);
   opt.learn_epsilon = learn_epsilon;
   opt.rule = rule == "paper" ? EpsilonRule::Paper : EpsilonRule::Tilted;
   opt.learn_kernel = learn_kernel;
@@ -225,12 +182,37 @@ FitOptions fit_options_from_r(const EpOptions& ep_opt, bool learn_epsilon, const
   return opt;
 }
 
-Rcpp::NumericMatrix par_trace_matrix(const FitResult& r) {
-  Rcpp::NumericMatrix out(static_cast<int>(r.par_trace.size()), static_cast<int>(r.log_par.size()));
-  for (int t = 0; t < out.nrow(); ++t) {
-    for (int j = 0; j < out.ncol(); ++j) out(t, j) = r.par_trace[t](j);
-  }
+Rcpp::List ep_state_to_r(const EpState& s) {
+  Rcpp::List out;
+  out["site_tau"] = s.site_tau; out["site_nu"] = s.site_nu;
+  out["mu"] = s.mu; out["var"] = s.marginal_var();
+  out["cav_tau"] = s.cav_tau; out["cav_nu"] = s.cav_nu;
+  out["z"] = s.z; out["log_zi"] = s.log_zi;
+  out["dlogz_deps"] = s.dlogz_deps; out["flip_prob"] = s.flip_prob;
+  out["b"] = ep_b(s); out["log_z"] = s.log_z;
+  out["half_logdet"] = s.half_logdet; out["sweeps"] = s.sweeps;
+  out["reverts"] = s.reverts; out["skipped"] = s.skipped;
+  out["damping"] = s.damping; out["jitter"] = s.jitter;
+  out["converged"] = s.converged; out["negative_tau"] = s.negative_tau;
+  out["trace"] = s.trace;
   return out;
+}
+
+Rcpp::List fit_result_to_r(const FitResult& r) {
+  // Log-hyperparameters after each outer iteration, one row per iteration.
+  Rcpp::NumericMatrix par_trace(static_cast<int>(r.par_trace.size()),
+                                static_cast<int>(r.log_par.size()));
+  for (int t = 0; t < par_trace.nrow(); ++t) {
+    for (int j = 0; j < par_trace.ncol(); ++j) par_trace(t, j) = r.par_trace[t](j);
+  }
+  return Rcpp::List::create(
+      Rcpp::Named("state") = ep_state_to_r(r.state), Rcpp::Named("log_par") = r.log_par,
+      Rcpp::Named("epsilon") = r.epsilon, Rcpp::Named("jitter") = r.jitter,
+      Rcpp::Named("outer_iterations") = r.outer_iterations, Rcpp::Named("converged") = r.converged,
+      Rcpp::Named("ep_runs") = r.ep_runs, Rcpp::Named("ep_failures") = r.ep_failures,
+      Rcpp::Named("ep_not_converged") = r.ep_not_converged,
+      Rcpp::Named("logz_trace") = r.logz_trace, Rcpp::Named("eps_trace") = r.eps_trace,
+      Rcpp::Named("par_trace") = par_trace, Rcpp::Named("message") = r.message);
 }
 
 }  // namespace noisylabels

@@ -1,5 +1,5 @@
-# Tests for gpc_ep(): oracles (quadrature, the other log Z_EP forms of the
-# spec, finite differences, brute-force prediction), the step/probit
+# Tests for gpc_ep(): oracles (quadrature, GPML's and the paper's forms of
+# log Z_EP, finite differences, brute-force prediction), the step/probit
 # equivalence, properties of epsilon learning, and bad input.
 
 ns <- asNamespace("noisylabels")
@@ -60,7 +60,9 @@ test_that("tilted moments match numerical quadrature", {
 
 test_that("log Phi and the moments stay accurate far in the tail", {
   z <- c(-60, -45, -35, -31, -29, -10, 0, 5, 30)
-  expect_equal(ns$.gpc_ep_log_normal_cdf(z), pnorm(z, log.p = TRUE), tolerance = 1e-10)
+  # log Z of the step likelihood (eps = 0) at unit cavity variance is log Phi(y m)
+  expect_equal(ns$.gpc_ep_moments(rep(1, length(z)), z, rep(1, length(z)), 0, 0)$log_z,
+               pnorm(z, log.p = TRUE), tolerance = 1e-10)
   # step, eps = 0, cavity far on the wrong side: finite site, tau ~ z^2 / s
   m <- ns$.gpc_ep_moments(c(1, 1), c(-40, -50), c(1, 1), 0, 0)
   expect_true(all(is.finite(unlist(m[names(m) != "dlogz_deps"]))))
@@ -137,7 +139,7 @@ test_that("the fast refresh matches the direct inverse for every mix of site sig
     # a weak negative site (cancelling diagonal) beside a zero and a tiny one:
     # the diagonal-only Woodbury columns take rows O from K - K T Sigma
     weak_negative = replace(base_tau, c(4, 9, 17, 30), c(-1e-10, -0.05, 1e-12, 0)),
-    # more than a quarter negative: the spec's I + L_K' T L_K form
+    # more than a quarter negative: the I + L_K' T L_K form
     many_negative = replace(base_tau, 1:14, -runif(14, 0.001, 0.02))
   )
   for (nm in names(cases)) {
@@ -318,7 +320,7 @@ test_that("step likelihood with nugget v2 equals the probit with noise sqrt(v2)"
 test_that("prediction matches the brute-force GP formula", {
   d <- ep_toy(n = 25, flips = 0, seed = 9)
   k <- gp_kernel("mixed", ard = TRUE, variance = 2, bias = 0.3, nugget = 1, precision = c(0.7, 0.7))
-  fit <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0.02, learn_kernel = FALSE, scale = FALSE,
+  fit <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0.02, learn_kernel = FALSE, standardize = FALSE,
                 control = gpc_ep_control(tol_logz = 1e-12, tol_site = 1e-10))
   xn <- matrix(c(0.1, 0.2, -1, 0.5, 1.5, -1.5), ncol = 2, byrow = TRUE)
   par <- list(variance = 2, bias = 0.3, precision = c(0.7, 0.7))
@@ -341,8 +343,8 @@ test_that("the learned epsilon is an evidence maximiser and follows the number o
   for (fl in c(0, 3, 8)) {
     d <- ep_toy(n = 80, flips = fl, seed = 10)
     set.seed(1)
-    ft <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, scale = FALSE)
-    f0 <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0, learn_kernel = FALSE, scale = FALSE)
+    ft <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, standardize = FALSE)
+    f0 <- gpc_ep(d$x, d$y, kernel = k, epsilon = 0, learn_kernel = FALSE, standardize = FALSE)
     # (the lower clamp eps = 1e-6 costs about n * 1e-6 nats against eps = 0)
     expect_gte(ft$log_z, f0$log_z - 1e-3)
     eps_hat <- c(eps_hat, ft$epsilon)
@@ -362,7 +364,7 @@ test_that("the learned epsilon is an evidence maximiser and follows the number o
   expect_true(all(diff(eps_hat) > 0))
   # the paper's rule keeps epsilon > 0 without flips and gives lower evidence
   d <- ep_toy(n = 80, flips = 0, seed = 10)
-  fp <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, scale = FALSE, epsilon_update = "paper")
+  fp <- gpc_ep(d$x, d$y, kernel = k, learn_kernel = FALSE, standardize = FALSE, epsilon_update = "paper")
   expect_gt(fp$epsilon, 1e-4)
 })
 
@@ -382,7 +384,7 @@ test_that("hyperparameter learning increases the evidence and stays reproducible
   expect_true(all(diff(f1$trace$log_z) > -1e-3))
 })
 
-test_that("clamp and allow modes both converge and differ as the spec says", {
+test_that("clamp and allow modes both converge and differ (clamping moves the fixed point)", {
   d <- ep_toy(n = 40, flips = 4, seed = 13)
   K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
   al <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, ep_tight, 2)
@@ -481,10 +483,10 @@ test_that("an improper posterior is reported to the caller, never a crash", {
   expect_match(r$message, "positive definite")
   # the objective the optimiser sees is +Inf there (the optimiser backtracks)
   spec <- mixed_spec(2)
-  ok <- ns$.gpc_ep_objective(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  ok <- ns$.gpc_ep_gradient(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
   expect_true(ok$proper && is.finite(ok$value))
   spec$log_par[1] <- 800  # v0 = exp(800) overflows: K is not finite
-  bad <- ns$.gpc_ep_objective(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  bad <- ns$.gpc_ep_gradient(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
   expect_false(bad$proper)
   expect_identical(bad$value, Inf)
   # a fit whose bounds allow extreme hyperparameters still returns a proper model
@@ -771,4 +773,31 @@ test_that("the outer loop converges on overlapping classes; the EM-only loop's w
                            ep_tight, 1)
   if (jt$epsilon > 1e-5) expect_lt(abs(g$dlogz_deps), 0.05) else expect_lte(g$dlogz_deps, 0.05)
   expect_equal(dim(jt$par_trace), c(nrow(jt$trace), length(jt$par_names)))
+})
+
+test_that("`scale` is the deprecated old name of `standardize`: it warns and gives the identical fit", {
+  d <- ep_toy(n = 30, flips = 1, seed = 41)
+  for (st in c(TRUE, FALSE)) {
+    set.seed(3)
+    f_new <- gpc_ep(d$x, d$y, epsilon = 0.05, learn_kernel = FALSE, standardize = st)
+    set.seed(3)
+    expect_warning(f_old <- gpc_ep(d$x, d$y, epsilon = 0.05, learn_kernel = FALSE, scale = st),
+                   "deprecated", class = "noisylabels_warning_deprecated")
+    f_new$call <- f_old$call <- NULL
+    expect_identical(f_old, f_new)
+  }
+  # the formula method passes the old name on
+  df <- data.frame(d$x, y = d$y)
+  set.seed(4)
+  f_new <- gpc_ep(y ~ ., data = df, epsilon = 0.05, learn_kernel = FALSE, standardize = FALSE)
+  set.seed(4)
+  expect_warning(f_old <- gpc_ep(y ~ ., data = df, epsilon = 0.05, learn_kernel = FALSE, scale = FALSE),
+                 class = "noisylabels_warning_deprecated")
+  f_new$call <- f_old$call <- NULL
+  expect_identical(f_old, f_new)
+  expect_error(gpc_ep(d$x, d$y, standardize = TRUE, scale = TRUE), "deprecated old name",
+               class = "noisylabels_error_input")
+  # other unknown arguments are still caught next to it
+  expect_error(suppressWarnings(gpc_ep(d$x, d$y, scale = TRUE, sweeps = 3)),
+               class = "noisylabels_error_unknown_argument")
 })

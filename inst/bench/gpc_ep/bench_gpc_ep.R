@@ -96,7 +96,7 @@ for (n in sizes) {
     force(control)
     function() {
       set.seed(7)
-      gpc_ep(x, y, kernel = k, epsilon = 0.05, learn_kernel = FALSE, scale = FALSE,
+      gpc_ep(x, y, kernel = k, epsilon = 0.05, learn_kernel = FALSE, standardize = FALSE,
              control = control)
     }
   }

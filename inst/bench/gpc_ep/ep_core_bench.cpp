@@ -1,12 +1,13 @@
 // Google Benchmark of the gpc_ep core (no R): EP runs of 1 and 5 sweeps
 // (sequential with several block sizes, the unblocked reference, parallel),
-// the refresh alone, and one Cholesky factorisation of K. Build: cmake -S inst/bench/gpc_ep -B build/gpc_ep && cmake --build build/gpc_ep
+// the refresh alone, and one Cholesky factorisation of K.
+// Build: cmake -S inst/bench/gpc_ep -B build/gpc_ep && cmake --build build/gpc_ep
 // Run:   OPENBLAS_NUM_THREADS=1 build/gpc_ep/ep_core_bench
 #include <benchmark/benchmark.h>
 
 #include <random>
 
-#include "gpc_ep.h"
+#include "ep/gpc_ep.h"
 
 using namespace noisylabels;
 

@@ -10,7 +10,8 @@
 # and the outer loop stops when log Z_EP moves by < 1e-3 (the table reports
 # two decimals); this cuts the run time about threefold.
 # Kernel: the paper's eq. 7-8 (mixed, ARD), v2 fixed at 1, z-scored inputs,
-# v0, v1 and the precisions learned by L-BFGS on log Z_EP (spec §4.4).
+# v0, v1 and the precisions learned by L-BFGS on log Z_EP
+# (the outer loop of src/core/ep/ep_outer.cpp).
 #
 # Usage: Rscript thyroid_table1.R [splits = 20] [out = thyroid_table1.csv]
 #   `splits` is a count (1..splits) or a range "a:b" (to run parts in parallel

@@ -1,5 +1,6 @@
 // Sparse FITC EP for the labelling-error likelihood; the math is in
-// gpc_ep_sparse.h, the site moments and the evidence are those of gpc_ep.cpp.
+// gpc_ep_sparse.h; the site moments, the schedule and the evidence are the
+// backend-neutral ones of ep_site.h and ep_schedule.h.
 #include "ep/gpc_ep_sparse.h"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "ep/ep_schedule.h"
+#include "ep/ep_site.h"
 #include "linalg/blas.h"
 
 namespace noisylabels {
@@ -185,26 +188,6 @@ bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
   return true;
 }
 
-// Parallel sweep: every site from the same posterior (s.var, s.mu).
-double sweep_fitc_parallel(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
-                           const EpOptions& opt, double delta, EpState& s) {
-  const int n = static_cast<int>(y.size());
-  const VectorXd tau_old = s.site_tau, nu_old = s.site_nu;
-  double max_change = 0;
-  for (int i = 0; i < n; ++i) {
-    double dt, dn;
-    if (!propose_site(i, s.var(i), s.mu(i), y, lik, opt, delta, s, dt, dn) ||
-        !(1.0 + p.lambda(i) * (tau_old(i) + dt) > 0)) {
-      ++s.skipped;
-      continue;
-    }
-    s.site_tau(i) = tau_old(i) + dt;
-    s.site_nu(i) = nu_old(i) + dn;
-    max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
-  }
-  return max_change;
-}
-
 // Cross terms of the gradient: sum_{u,i} c(u, i) dk(z_u, x_i)/dtheta for
 // every log-hyperparameter, points as columns (d x m and d x n).
 VectorXd cross_gradient(const Kernel& kernel, const MatrixXd& zt, const MatrixXd& xt,
@@ -225,22 +208,35 @@ VectorXd cross_gradient(const Kernel& kernel, const MatrixXd& zt, const MatrixXd
   return out;
 }
 
-// A = Kuu^-1 K(Z,X) and A R (both m x n) at the state's sites.
-void fitc_a_and_ar(const FitcPrior& p, const EpState& s, const MatrixXd& v, MatrixXd& a,
-                   MatrixXd& ar, VectorXd& w, VectorXd& vnorm2) {
+// The state refreshed at its own sites (`st`), A = Kuu^-1 K(Z,X) and A R
+// (both m x n), the site weights w and the squared column norms of
+// V = chol(M)^-1 U: what the gradient and the predictor are built from.
+struct FitcTerms {
+  EpState st;
+  MatrixXd a, ar;
+  VectorXd w, vnorm2;
+};
+
+FitcTerms fitc_terms(const FitcPrior& p, const EpState& s) {
   const int m = static_cast<int>(p.u.rows());
-  VectorXd g;
-  if (!site_weights(p, s.site_tau, g, w))
+  FitcTerms t;
+  t.st = s;
+  MatrixXd v;
+  if (!fitc_refresh(p, t.st, &v))
     throw NumericalError("sparse EP: the sites give an improper posterior");
-  a = p.u;
-  tri_solve(p.chol_uu.factor(), "T", a);  // L^-T U = Kuu^-1 K(Z, X)
-  vnorm2 = v.colwise().squaredNorm().transpose();
+  VectorXd g;
+  if (!site_weights(p, t.st.site_tau, g, t.w))
+    throw NumericalError("sparse EP: the sites give an improper posterior");
+  t.a = p.u;
+  tri_solve(p.chol_uu.factor(), "T", t.a);  // L^-T U = Kuu^-1 K(Z, X)
+  t.vnorm2 = v.colwise().squaredNorm().transpose();
   // A R = A diag(w) - (A diag(w) V') V diag(w)
-  ar = a * w.asDiagonal();
+  t.ar = t.a * t.w.asDiagonal();
   MatrixXd pm(m, m);
-  gemm_nt(ar, v, 1.0, 0.0, pm);
-  const MatrixXd vw = v * w.asDiagonal();
-  ar.noalias() -= pm * vw;
+  gemm_nt(t.ar, v, 1.0, 0.0, pm);
+  const MatrixXd vw = v * t.w.asDiagonal();
+  t.ar.noalias() -= pm * vw;
+  return t;
 }
 
 }  // namespace
@@ -269,13 +265,13 @@ bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out) {
   const VectorXd t = v * gnu;
   s.mu = p.lambda.cwiseProduct(gnu) + g.cwiseProduct(v.transpose() * t);
   const VectorXd vnorm2 = v.colwise().squaredNorm().transpose();
-  s.var = p.lambda.cwiseProduct(g) + g.cwiseProduct(g).cwiseProduct(vnorm2);
+  s.post_var = p.lambda.cwiseProduct(g) + g.cwiseProduct(g).cwiseProduct(vnorm2);
   double half_logdet = 0.5 * chol_m.logdet();
   for (int i = 0; i < s.site_tau.size(); ++i)
     half_logdet += 0.5 * std::log1p(p.lambda(i) * s.site_tau(i));
   s.half_logdet = half_logdet;
   if (v_out) v_out->swap(v);
-  return s.mu.allFinite() && s.var.allFinite() && (s.var.array() > 0).all() &&
+  return s.mu.allFinite() && s.post_var.allFinite() && (s.post_var.array() > 0).all() &&
          std::isfinite(half_logdet);
 }
 
@@ -288,78 +284,48 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
   s.jitter = p.jitter;
   s.site_tau = VectorXd::Zero(n);
   s.site_nu = VectorXd::Zero(n);
-  if (!(fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.var, s)))
+  if (!(fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.post_var, s)))
     throw NumericalError("sparse EP: the prior gives an improper cavity");
-  if (warm_tau && warm_nu && warm_tau->size() == n && warm_nu->size() == n) {
-    EpState w = s;
-    w.site_tau = opt.clamp ? VectorXd(warm_tau->cwiseMax(0.0)) : *warm_tau;
-    w.site_nu = *warm_nu;
-    if (fitc_refresh(p, w) && ep_evidence_diag(y, lik, w.var, w) && w.log_z > s.log_z)
-      s = std::move(w);
-  }
-  double delta = opt.damping;
-  double log_z_old = s.log_z;
+  warm_start(opt, warm_tau, warm_nu, s, [&](EpState& w) {
+    return fitc_refresh(p, w) && ep_evidence_diag(y, lik, w.post_var, w);
+  });
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
-  int sweep = 0;
-  while (sweep < opt.max_sweeps) {
-    ++sweep;
-    monitor.check();
+  const SiteCheck proper_site = [&](int i, double new_tau) {
+    return 1.0 + p.lambda(i) * new_tau > 0;
+  };
+  auto step = [&](double delta, double& max_change) {
     const EpState s0 = s;  // O(n): no matrices in a sparse state
-    double max_change = 0;
     bool ok;
     if (opt.parallel) {
-      max_change = sweep_fitc_parallel(p, y, lik, opt, delta, s);
+      max_change = sweep_parallel(y, lik, opt, delta, s.post_var, s, proper_site);
       ok = true;
     } else {
-      // Fisher-Yates with modulo draws, as the dense path
-      for (int i = 0; i < n; ++i) perm[i] = i;
-      for (int i = n - 1; i > 0; --i) {
-        const int j = static_cast<int>(rng() % static_cast<std::uint64_t>(i + 1));
-        std::swap(perm[i], perm[j]);
-      }
+      random_permutation(perm, rng);
       ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change);
     }
-    ok = ok && fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.var, s);
+    ok = ok && fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.post_var, s);
     if (!ok) {
-      // Revert-and-halve damping (spec §3.3).
+      // Undo the sweep (the caller halves the damping).
       const int skipped = s.skipped;
       s = s0;
       s.skipped = skipped;
-      ++s.reverts;
-      delta *= 0.5;
-      if (delta < 1e-3) {
-        throw NumericalError("sparse EP found no proper posterior: damping fell below 1e-3 "
-                             "(the hyperparameters make the posterior improper)");
-      }
-      continue;
     }
-    const bool small =
-        std::abs(s.log_z - log_z_old) < opt.tol_logz && max_change < opt.tol_site * delta;
-    s.trace.push_back(s.log_z);
-    log_z_old = s.log_z;
-    if (sweep >= opt.min_sweeps && small) {
-      s.converged = true;
-      break;
-    }
-  }
-  s.sweeps = sweep;
-  s.damping = delta;
-  s.negative_tau = (s.site_tau.array() < 0).any();
+    return ok;
+  };
+  run_sweeps(opt, monitor, "sparse EP", s, step);
   return s;
 }
 
 VectorXd fitc_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const MatrixXd& z,
                               const FitcPrior& p, const EpState& s) {
   const int n = static_cast<int>(x.rows());
-  EpState st = s;
-  MatrixXd v;
-  if (!fitc_refresh(p, st, &v))
-    throw NumericalError("sparse EP: the sites give an improper posterior");
-  MatrixXd a, c;
-  VectorXd w, vnorm2;
-  fitc_a_and_ar(p, st, v, a, c, w, vnorm2);
-  const VectorXd b = st.site_nu - st.site_tau.cwiseProduct(st.mu);
+  FitcTerms t = fitc_terms(p, s);
+  const MatrixXd& a = t.a;
+  MatrixXd& c = t.ar;
+  const VectorXd& w = t.w;
+  const VectorXd& vnorm2 = t.vnorm2;
+  const VectorXd b = ep_b(t.st);
   // diag(W) = b^2 - diag(R), diag(R)_i = w_i - w_i^2 |V_i|^2
   VectorXd wd(n);
   for (int i = 0; i < n; ++i) wd(i) = b(i) * b(i) - w(i) + w(i) * w(i) * vnorm2(i);
@@ -379,17 +345,11 @@ VectorXd fitc_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const Mat
 }
 
 FitcPredictor fitc_predictor(const FitcPrior& p, const EpState& s) {
-  EpState st = s;
-  MatrixXd v;
-  if (!fitc_refresh(p, st, &v))
-    throw NumericalError("sparse EP: the sites give an improper posterior");
-  MatrixXd a, ar;
-  VectorXd w, vnorm2;
-  fitc_a_and_ar(p, st, v, a, ar, w, vnorm2);
+  const FitcTerms t = fitc_terms(p, s);
   FitcPredictor out;
-  out.beta = a * (st.site_nu - st.site_tau.cwiseProduct(st.mu));
-  out.cov.resize(a.rows(), a.rows());
-  gemm_nt(ar, a, 1.0, 0.0, out.cov);
+  out.beta = t.a * ep_b(t.st);
+  out.cov.resize(t.a.rows(), t.a.rows());
+  gemm_nt(t.ar, t.a, 1.0, 0.0, out.cov);
   out.cov = 0.5 * (out.cov + out.cov.transpose()).eval();
   return out;
 }

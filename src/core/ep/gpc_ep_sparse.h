@@ -1,5 +1,5 @@
 // Sparse (FITC / inducing-point) EP for the labelling-error likelihood of
-// gpc_ep.h, in O(n m^2) time and O(n m) memory: no n x n matrix is formed.
+// ep_types.h, in O(n m^2) time and O(n m) memory: no n x n matrix is formed.
 //
 // The prior covariance K is replaced by the FITC approximation
 //   Kt = Q + Lambda,  Q = K(X,Z) Kuu^-1 K(Z,X),  Lambda = diag(K - Q),
@@ -25,7 +25,8 @@
 #include <cstdint>
 #include <random>
 
-#include "ep/gpc_ep.h"
+#include "ep/ep_outer.h"
+#include "ep/ep_types.h"
 #include "gp/kernels.h"
 #include "linalg/linalg.h"
 #include "common/monitor.h"
@@ -43,12 +44,12 @@ struct FitcPrior {
 FitcPrior fitc_prior(const Kernel& kernel, const MatrixXd& x, const MatrixXd& z,
                      const JitterPolicy& jitter);
 
-// diag(Sigma) (into s.var), mu and 1/2 log|I + Kt T| from the sites; false if
+// diag(Sigma) (into s.post_var), mu and 1/2 log|I + Kt T| from the sites; false if
 // the posterior is improper. With `v`, also V = chol(M)^-1 U (m x n).
 bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v = nullptr);
 
 // EP on the FITC prior: same options, revert-and-halve damping and warm start
-// as run_ep(); `opt.block_size` is ignored (blocks follow m).
+// as the dense run_ep(); `opt.block_size` is ignored (blocks follow m).
 EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
                     const EpOptions& opt, std::mt19937_64& rng, Monitor& monitor,
                     const VectorXd* warm_tau = nullptr, const VectorXd* warm_nu = nullptr);
