@@ -105,8 +105,7 @@ hartmann6 <- function(x) {
 
 #' Outliers of Andrade & Takeda (2023) for the UCI experiments
 #'
-#' Exactly `floor(ratio * n)` random points are corrupted (specs/gpr_pursuit.md
-#' §6.4), with `s_y = sd(y)`:
+#' Exactly `floor(ratio * n)` random points are corrupted, with `s_y = sd(y)`:
 #' * `"uniform"`: u ~ U(0, 12 s_y); the label is shifted by `-u - 3 s_y` if
 #'   `u < 6 s_y`, else by `u - 3 s_y` (|shift| in \[3, 9\] s_y);
 #' * `"asymmetric"`: shift `-0.5 u - 3 s_y` for all corrupted points (the sign
