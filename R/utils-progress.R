@@ -8,6 +8,8 @@
 #   with_fold_progress(steps, name, verbose, fun)
 #                              a progressr bar over folds/repetitions run under
 #                              future; lapply_folds() (R/utils-checks.R) wraps it
+#   local_nested_progress()    until the calling function returns, fits show no
+#                              bar of their own (a loop with one bar over them)
 #
 # When progress is shown: `verbose = TRUE` or `FALSE` decides. With
 # `verbose = NULL` (the default of every function that takes it) the option
@@ -95,8 +97,7 @@ progress_done <- function(bar) {
 # silent otherwise. Work inside runs with nested bars switched off.
 with_fold_progress <- function(steps, name, verbose, fun) {
   nested <- function(...) {
-    old <- options(noisylabels.progress_nested = TRUE)
-    on.exit(options(old))
+    local_nested_progress()
     fun(...)
   }
   if (!progress_enabled(verbose) || !requireNamespace("progressr", quietly = TRUE)) {
@@ -112,4 +113,13 @@ with_fold_progress <- function(steps, name, verbose, fun) {
     p <- progressr::progressor(steps = steps, label = name)
     nested(function() p())
   }, handlers = handlers, enable = TRUE, cleanup = TRUE)
+}
+
+# Until the function calling this returns, progress_enabled() is FALSE for
+# the fits it runs: a loop that shows one bar over several fits (classes of a
+# one-vs-rest fit, folds) calls it first. Restores the option on exit.
+local_nested_progress <- function(.envir = parent.frame()) {
+  old <- options(noisylabels.progress_nested = TRUE)
+  do.call(base::on.exit, list(bquote(options(.(old))), add = TRUE), envir = .envir)
+  invisible(old)
 }
