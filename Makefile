@@ -30,8 +30,13 @@ check: deps
 test: install
 	R_LIBS=$(LIB) $(RSCRIPT) -e 'testthat::test_local(".", reporter = "summary")'
 
-bench: install
-	R_LIBS=$(LIB) inst/bench/run-all.sh
+# Build the Google Benchmark programs (CMake, inst/bench/CMakeLists.txt) and
+# run each briefly; BENCH_R=1 also installs the package and runs the R
+# benchmark scripts (peer comparisons, hours).
+BENCH_R ?= 0
+bench:
+	@if [ "$(BENCH_R)" = 1 ]; then $(MAKE) install; fi
+	BENCH_R=$(BENCH_R) R_LIBS=$(LIB) inst/bench/run-all.sh
 
 # pkgdown site in docs/ (reference with examples, the vignettes as articles).
 site: install

@@ -117,10 +117,6 @@
     .Call(`_noisylabels_ld_update_cpp`, x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact)
 }
 
-.ld_init <- function(x, s, group_ptr, pair_unit, hyper, structured, vb_c, restart = 0L, seed = 1, lambda = 1e-2) {
-    .Call(`_noisylabels_ld_init_cpp`, x, s, group_ptr, pair_unit, hyper, structured, vb_c, restart, seed, lambda)
-}
-
 .ld_w_objective <- function(x, zeta, alpha_w, w) {
     .Call(`_noisylabels_ld_w_objective_cpp`, x, zeta, alpha_w, w)
 }

@@ -29,9 +29,17 @@
 #' }
 #' @export
 autoplot <- function(object, ...) {
+  require_ggplot2()
+  ggplot2::autoplot(object, ...)
+}
+
+# The one check every autoplot() method starts with (ggplot2 is only
+# suggested).
+require_ggplot2 <- function(call = parent.frame()) {
   if (!requireNamespace("ggplot2", quietly = TRUE)) {
     abort_input(c("{.fn autoplot} needs the {.pkg ggplot2} package.",
-                  "i" = "Install it with {.code install.packages(\"ggplot2\")}, or use {.fn plot}."))
+                  "i" = "Install it with {.code install.packages(\"ggplot2\")}, or use {.fn plot}."),
+                class = "noisylabels_error_missing_package", call = call)
   }
-  ggplot2::autoplot(object, ...)
+  invisible(TRUE)
 }

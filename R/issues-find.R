@@ -217,7 +217,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   rank_by <- match_arg(rank_by)
   flag_by <- match_arg(flag_by)
   check_flag(adjust, "adjust")
-  verbose <- resolve_verbose(verbose)
+  verbose <- progress_enabled(verbose)
   threads <- check_count(threads, "threads")
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
   start <- proc.time()[["elapsed"]]

@@ -141,10 +141,7 @@ plot.find_label_issues <- function(x, which = c("scores", "top"), n = 20, ...) {
 #' @rdname find_label_issues-methods
 #' @exportS3Method ggplot2::autoplot
 autoplot.find_label_issues <- function(object, which = c("scores", "top"), n = 20, ...) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package; use {.fn plot} instead.",
-                class = "noisylabels_error_missing_package")
-  }
+  require_ggplot2()
   which <- match_arg(which)
   li <- as.data.frame(unclass(object$label_issues))
   if (which == "scores") {

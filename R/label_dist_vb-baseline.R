@@ -1,7 +1,7 @@
 #' Regression baselines for learning from group label distributions
 #'
 #' The two baselines of Culotta et al. (2015) as used by Yoshikawa (2017),
-#' following `specs/label_dist_vb.md` section 8: one row per group, whose
+#' with the settings of Yoshikawa's comparison: one row per group, whose
 #' features are the mean of its members' features,
 #' \eqn{\bar x_i = n_i^{-1} \sum_{u \in G_i} x_u}, and whose targets are the
 #' observed distribution \eqn{s_i}. A new instance is assigned

@@ -264,9 +264,7 @@ plot.label_dist_vb <- function(x, type = c("elbo", "confusion"), ...) {
 #' @rdname plot.label_dist_vb
 #' @exportS3Method ggplot2::autoplot
 autoplot.label_dist_vb <- function(object, type = c("elbo", "confusion"), ...) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
-  }
+  require_ggplot2()
   type <- match_arg(type)
   if (type == "elbo") {
     df <- data.frame(iteration = seq_along(object$elbo_trace) - 1L, elbo = object$elbo_trace)

@@ -7,8 +7,8 @@
 #' \eqn{C} (row \eqn{m}: distribution of the noisy label of an instance whose
 #' true class is \eqn{m}) and Gaussian noise on the observed proportions
 #' \eqn{s_i}. It is fitted by variational EM on the exact evidence lower bound
-#' (ELBO) of `specs/label_dist_vb.md` (which corrects the paper's update
-#' equations): closed-form coordinate updates of the label posteriors
+#' (ELBO), which corrects the paper's update equations (see
+#' `vignette("label-dist-vb")`): closed-form coordinate updates of the label posteriors
 #' \eqn{\zeta} (true labels) and \eqn{\eta} (noisy labels, Gauss-Seidel within
 #' groups), a MAP update of \eqn{C} (or a Dirichlet \eqn{q(C)}, see `c_update`),
 #' and \eqn{W} by L-BFGS, accepted only if it improves. Every block update
@@ -16,20 +16,20 @@
 #'
 #' The plain mean-field family \eqn{q(y)q(t)} behaves like hard EM (the
 #' posterior of each instance becomes one-hot and stays there);
-#' `structured = TRUE` uses the structured family \eqn{q(y)q(t \mid y)} of spec
-#' section 7 (our extension, not in the paper), whose block update is also
+#' `structured = TRUE` uses the structured family \eqn{q(y)q(t \mid y)}
+#' (our extension, not in the paper), whose block update is also
 #' exact and which keeps graded uncertainty.
 #'
 #' @section Start and restarts:
 #' Restart 1 starts from the deconvolution estimate of every instance's
 #' expected noisy label (ridge regression of the group distributions on the
-#' membership matrix, solved by conjugate gradients, spec section 5), a
+#' membership matrix, solved by conjugate gradients), a
 #' diagonal-dominant \eqn{C} (0.7 on the diagonal) and \eqn{W = 0}. Further
 #' restarts mix each instance's start with a random Dirichlet(1) draw (weight
 #' 0.5). The restart with the highest final ELBO is kept. The true classes are
 #' only identified up to relabelling through the prior on \eqn{C}: when
 #' `alpha_c1 == alpha_c0` no estimator can name the classes better than chance
-#' (spec section 5.1).
+#' (the likelihood is invariant under permuting them).
 #'
 #' @section Membership formats:
 #' `groups` can be (a) a list of integer vectors of member rows, one per group
@@ -61,7 +61,8 @@
 #' @param alpha_c0,alpha_c1 Dirichlet prior of each row of \eqn{C}: `alpha_c1` on
 #'   the diagonal, `alpha_c0` elsewhere. `alpha_c1 > alpha_c0` encodes "the
 #'   noisy label is usually the true one".
-#' @param structured Use the structured mean-field family (spec section 7).
+#' @param structured Use the structured mean-field family
+#'   \eqn{q(y)q(t \mid y)} (see Details).
 #' @param restarts Number of starts (see "Start and restarts").
 #' @param max_iter Maximum number of outer iterations.
 #' @param tol Stop when the relative ELBO change is below `tol`.
@@ -77,8 +78,8 @@
 #'   closed-form softmax. `FALSE`: the paper's plug-in objective, which drops
 #'   the variance term of the Gaussian expectation; it is not a lower bound, its
 #'   noisy-label update is solved by a damped fixed-point iteration, and
-#'   `elbo`/`elbo_trace` then report that objective. An ablation (spec 3.1),
-#'   mean field only.
+#'   `elbo`/`elbo_trace` then report that objective. An ablation of the
+#'   paper's method, mean field only.
 #' @param raw_dist `FALSE`: `label_dist` holds proportions; negative
 #'   entries are an error and rows whose sum differs from 1 by more than 0.01
 #'   give a warning. `TRUE`: `label_dist` holds raw noisy observations as the
@@ -190,136 +191,6 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
   fit
 }
 
-# Validate and convert the inputs into the core's pair format.
-ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.frame()) {
-  U <- nrow(x)
-  raw_dist <- ld_raw_dist(label_dist, raw_dist, call = call)
-  s <- label_dist
-  if (is.data.frame(s)) s <- as.matrix(s)
-  if (!is.matrix(s) || !is.numeric(s)) {
-    abort_input("{.arg label_dist} must be a numeric matrix (groups x classes).", call = call)
-  }
-  M <- ncol(s)
-  if (M < 2) abort_input("{.arg label_dist} has {M} column{?s}; at least 2 classes are needed.", call = call)
-  cn <- colnames(s) %||% paste0("c", seq_len(M))
-  if (anyDuplicated(cn) || any(cn == "")) {
-    abort_input("The column (class) names of {.arg label_dist} must be unique and non-empty.", call = call)
-  }
-  colnames(s) <- cn
-  if (!is.null(classes)) {
-    classes <- as.character(classes)
-    if (length(classes) != M || !setequal(classes, cn)) {
-      abort_input(c("The classes of {.arg label_dist} do not match {.arg classes}.",
-                    "x" = "{.arg label_dist} has {M} column{?s}: {.val {cn}}.",
-                    "i" = "{.arg classes} has {length(classes)}: {.val {classes}}."),
-                  class = "noisylabels_error_classes", call = call)
-    }
-    s <- s[, classes, drop = FALSE]
-    cn <- classes
-  }
-  if (anyNA(s)) abort_input("{.arg label_dist} contains NA/NaN values.", call = call)
-  if (any(!is.finite(s))) abort_input("{.arg label_dist} contains infinite values.", call = call)
-  if (!raw_dist) {
-    if (any(s < 0)) {
-      abort_input(c("{.arg label_dist} has negative entries.",
-                    "i" = "If these are raw noisy observations of proportions (as the model allows), use {.code raw_dist = TRUE}."),
-                  call = call)
-    }
-    off <- abs(rowSums(s) - 1)
-    if (any(off > 0.01)) {
-      cli::cli_warn(c("{sum(off > 0.01)} row{?s} of {.arg label_dist} do{?es/} not sum to 1 (largest deviation {format(max(off), digits = 3)}).",
-                      "i" = "They are used as they are: the model allows Gaussian noise on the distributions."),
-                    class = c("noisylabels_warning_input", "noisylabels_warning"))
-    }
-  }
-  storage.mode(s) <- "double"
-  N <- nrow(s)
-  if (N < 1) abort_input("{.arg label_dist} has no rows (groups).", call = call)
-  memb <- ld_membership(groups, U, N, call = call)
-  list(x = x, s = s, classes = cn, U = U, N = N, M = M, D = ncol(x),
-       group_ptr = memb$group_ptr, pair_unit = memb$pair_unit, sizes = memb$sizes)
-}
-
-# `raw_dist = NULL`: believe what the data say about themselves (the attribute
-# that sim_label_dist() sets), else treat them as proportions.
-ld_raw_dist <- function(label_dist, raw_dist, call = parent.frame()) {
-  if (is.null(raw_dist)) return(isTRUE(attr(label_dist, "raw_dist", exact = TRUE)))
-  check_flag(raw_dist, "raw_dist", call = call)
-}
-
-# Membership as CSR over groups (0-based, members sorted within each group).
-ld_membership <- function(groups, U, N, call = parent.frame()) {
-  if (inherits(groups, "Matrix") || (is.matrix(groups) && !(ncol(groups) == 2L && nrow(groups) != U))) {
-    if (nrow(groups) != U || ncol(groups) != N) {
-      abort_input("The incidence matrix {.arg groups} is {nrow(groups)} x {ncol(groups)}; it must be U x N = {U} x {N} (instances x groups).",
-                  call = call)
-    }
-    tm <- methods::as(methods::as(groups, "CsparseMatrix"), "generalMatrix")
-    tm <- Matrix::summary(tm)
-    tm <- tm[tm$x != 0, , drop = FALSE]
-    inst <- tm$i
-    grp <- tm$j
-  } else if (is.data.frame(groups) || is.matrix(groups)) {
-    if (ncol(groups) != 2L) {
-      abort_input("A membership table {.arg groups} must have two columns (instance, group).", call = call)
-    }
-    if (is.matrix(groups)) {
-      inst <- groups[, 1]
-      grp <- groups[, 2]
-    } else {
-      inst <- groups[[1]]
-      grp <- groups[[2]]
-    }
-    if (!is.numeric(inst) || !is.numeric(grp) || anyNA(inst) || anyNA(grp) ||
-        any(inst != round(inst)) || any(grp != round(grp))) {
-      abort_input("The membership table {.arg groups} must hold whole-number indices (instance, group) without NA.",
-                  call = call)
-    }
-  } else if (is.list(groups)) {
-    if (length(groups) != N) {
-      abort_input("{.arg groups} lists {length(groups)} group{?s} but {.arg label_dist} has {N} row{?s}.",
-                  call = call)
-    }
-    ok <- vapply(groups, function(g) is.numeric(g) && !anyNA(g) && all(g == round(g)), logical(1))
-    if (!all(ok)) {
-      abort_input("Group {which(!ok)[1]} of {.arg groups} is not a vector of whole-number row indices.",
-                  call = call)
-    }
-    inst <- unlist(groups, use.names = FALSE)
-    grp <- rep.int(seq_len(N), lengths(groups))
-  } else {
-    abort_input("{.arg groups} must be a list of index vectors, a two-column (instance, group) table, or a U x N incidence matrix, not {.cls {class(groups)}}.",
-                call = call)
-  }
-  inst <- as.integer(inst)
-  grp <- as.integer(grp)
-  bad <- which(inst < 1L | inst > U)
-  if (length(bad)) {
-    abort_input("Instance index {inst[bad[1]]} in {.arg groups} is out of range (there are {U} instances).",
-                class = "noisylabels_error_membership", call = call)
-  }
-  bad <- which(grp < 1L | grp > N)
-  if (length(bad)) {
-    abort_input("Group index {grp[bad[1]]} in {.arg groups} is out of range (there are {N} groups).",
-                class = "noisylabels_error_membership", call = call)
-  }
-  sizes <- tabulate(grp, N)
-  if (any(sizes == 0L)) {
-    abort_input(c("{sum(sizes == 0L)} group{?s} {?is/are} empty (first: group {which(sizes == 0L)[1]}).",
-                  "i" = "Drop empty groups and their rows of {.arg label_dist} first."),
-                class = "noisylabels_error_membership", call = call)
-  }
-  ord <- order(grp, inst)
-  inst <- inst[ord]
-  grp <- grp[ord]
-  dup <- which(duplicated(cbind(grp, inst)))
-  if (length(dup)) {
-    abort_input("Instance {inst[dup[1]]} is listed twice in group {grp[dup[1]]}.",
-                class = "noisylabels_error_membership", call = call)
-  }
-  list(group_ptr = c(0L, cumsum(sizes)), pair_unit = inst - 1L, sizes = sizes)
-}
-
 ld_resolve_c_update <- function(c_update, hyper) {
   if (c_update == "auto") c_update <- if (min(hyper[["alpha_c0"]], hyper[["alpha_c1"]]) >= 1) "map" else "vb"
   if (c_update == "map" && min(hyper[["alpha_c0"]], hyper[["alpha_c1"]]) < 1) {
@@ -376,83 +247,4 @@ ld_fit_prepared <- function(prep, hyper, opts, c_update, progress = NULL) {
     group_sizes = prep$sizes, classes = cl, n_instances = prep$U, n_groups = prep$N,
     n_pairs = length(prep$pair_unit)
   ), class = "label_dist_vb")
-}
-
-# Approximate log-likelihood of held-out groups: each member's noisy label has
-# distribution p_u = softmax(W x_u) C, so by the central limit theorem s_i is
-# about N(mean(p_u), n_i^-2 sum_u (diag p_u - p_u p_u') + alpha_s^-1 I).
-ld_heldout_loglik <- function(fit, x, s, groups) {
-  pc <- ld_softmax(x %*% t(fit$W)) %*% fit$C
-  M <- ncol(s)
-  alpha_s <- fit$hyper[["alpha_s"]]
-  vapply(seq_len(nrow(s)), function(i) {
-    p <- pc[groups[[i]], , drop = FALSE]
-    n <- nrow(p)
-    mu <- colMeans(p)
-    S <- (diag(colSums(p), M) - crossprod(p)) / n^2 + diag(1 / alpha_s, M)
-    R <- chol(S)
-    z <- backsolve(R, s[i, ] - mu, transpose = TRUE)
-    -0.5 * sum(z^2) - sum(log(diag(R))) - 0.5 * M * log(2 * pi)
-  }, numeric(1))
-}
-
-#' Held-out group likelihood for choosing hyperparameters
-#'
-#' `label_dist_vb(..., tune = list(...))` calls this: the groups are split into
-#' `folds` folds; for every grid point and fold the model is fitted on the
-#' other folds' groups (all instances are kept, since they are unlabelled), and
-#' each held-out group's distribution is scored by a Gaussian approximation to
-#' its predictive density: the members' noisy labels have distributions
-#' \eqn{p_u = \mathrm{softmax}(\hat W x_u) \hat C}, so \eqn{s_i} is about normal
-#' with mean \eqn{\bar p} and covariance
-#' \eqn{n_i^{-2} \sum_u (\mathrm{diag}\, p_u - p_u p_u^\top) + \alpha_s^{-1} I}.
-#' Internal; documented for the method.
-#' @param prep,hyper,opts,c_update,tune,folds Internal.
-#' @return A list: `grid` (data frame of grid points with `heldout_loglik`, the
-#'   mean held-out log-likelihood per group) and `folds`.
-#' @keywords internal
-ld_cv <- function(prep, hyper, opts, c_update, tune, folds, verbose = NULL) {
-  if (!is.list(tune) || is.null(names(tune)) || !all(names(tune) %in% names(hyper))) {
-    abort_input("{.arg tune} must be a named list with elements among {.val {names(hyper)}}.")
-  }
-  for (nm in names(tune)) {
-    v <- tune[[nm]]
-    if (!is.numeric(v) || !length(v) || anyNA(v) || any(v <= 0)) {
-      abort_input("{.arg tune${nm}} must hold positive numbers.")
-    }
-  }
-  if (folds > prep$N) abort_input("{.arg folds} ({folds}) exceeds the number of groups ({prep$N}).")
-  grid <- expand.grid(tune, KEEP.OUT.ATTRS = FALSE)
-  fold_id <- sample(rep_len(seq_len(folds), prep$N))
-  grp <- rep.int(seq_len(prep$N), prep$sizes)
-  members <- split(prep$pair_unit + 1L, grp)
-  opts$debug <- FALSE
-  bar <- progress_bar("label_dist_vb tuning", total = nrow(grid) * folds, verbose = verbose)
-  grid$heldout_loglik <- vapply(seq_len(nrow(grid)), function(g) {
-    h <- hyper
-    for (nm in names(tune)) h[[nm]] <- grid[[nm]][g]
-    total <- 0
-    for (f in seq_len(folds)) {
-      train <- which(fold_id != f)
-      sub <- prep
-      sub$s <- prep$s[train, , drop = FALSE]
-      sub$N <- length(train)
-      sub$sizes <- prep$sizes[train]
-      sub$group_ptr <- c(0L, cumsum(sub$sizes))
-      sub$pair_unit <- unlist(members[train], use.names = FALSE) - 1L
-      fit <- suppressWarnings(ld_fit_prepared(sub, h, opts, c_update))
-      test <- which(fold_id == f)
-      total <- total + sum(ld_heldout_loglik(fit, prep$x, prep$s[test, , drop = FALSE], members[test]))
-      if (!is.null(bar)) bar((g - 1) * folds + f, nrow(grid) * folds)
-    }
-    total / prep$N
-  }, numeric(1))
-  progress_done(bar)
-  list(grid = grid, folds = folds)
-}
-
-ld_softmax <- function(a) {
-  a <- a - apply(a, 1, max)
-  e <- exp(a)
-  e / rowSums(e)
 }

@@ -1,7 +1,7 @@
 #' Simulate groups with noisy label distributions (Yoshikawa 2017)
 #'
 #' The generative model of Yoshikawa (2017, section 2) with the choices the
-#' paper leaves open made explicit (`specs/label_dist_vb.md` section 6):
+#' paper leaves open fixed as follows:
 #' features \eqn{x_u \sim N(0, I_D)}, class weights
 #' \eqn{w_m \sim N(0, \alpha_w^{-1} I_D)}, confusion rows
 #' \eqn{c_m \sim \mathrm{Dir}(\beta_m)} with \eqn{\beta_{mm} = \alpha_{c1}} and

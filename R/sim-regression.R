@@ -105,8 +105,7 @@ hartmann6 <- function(x) {
 
 #' Outliers of Andrade & Takeda (2023) for the UCI experiments
 #'
-#' Exactly `floor(ratio * n)` random points are corrupted (specs/gpr_pursuit.md
-#' §6.4), with `s_y = sd(y)`:
+#' Exactly `floor(ratio * n)` random points are corrupted, with `s_y = sd(y)`:
 #' * `"uniform"`: u ~ U(0, 12 s_y); the label is shifted by `-u - 3 s_y` if
 #'   `u < 6 s_y`, else by `u - 3 s_y` (|shift| in \[3, 9\] s_y);
 #' * `"asymmetric"`: shift `-0.5 u - 3 s_y` for all corrupted points (the sign
@@ -205,31 +204,31 @@ sim_tang1d <- function(n = 24, n_corrupted = 10, noise_var = 0.05, corrupt_var =
 #' @rdname sim_tang1d
 #' @export
 sim_goldberg <- function(n = 30, n_corrupted = 20, noise_var = 0.01) {
-  check_count(n, "n", 3)
-  check_count(n_corrupted, "n_corrupted", 0)
-  check_number(noise_var, "noise_var", 0)
-  if (n_corrupted > n) abort_input("{.arg n_corrupted} cannot exceed {.arg n}.")
-  x <- sort(stats::runif(n))
-  f <- 2 * sin(2 * pi * x)
-  bad <- sort(sample.int(n, n_corrupted))
-  sd_i <- rep(sqrt(noise_var), n)
-  sd_i[bad] <- 0.5 + x[bad]
-  sim_regression_result(x, f, stats::rnorm(n, 0, sd_i), bad)
+  sim_heteroscedastic(n, n_corrupted, noise_var, f = function(x) 2 * sin(2 * pi * x),
+                      sd_bad = function(x) 0.5 + x)
 }
 
 #' @rdname sim_tang1d
 #' @export
 sim_le <- function(n = 50, n_corrupted = 33, noise_var = 0.01) {
-  check_count(n, "n", 3)
-  check_count(n_corrupted, "n_corrupted", 0)
-  check_number(noise_var, "noise_var", 0)
-  if (n_corrupted > n) abort_input("{.arg n_corrupted} cannot exceed {.arg n}.")
+  sim_heteroscedastic(n, n_corrupted, noise_var,
+                      f = function(x) 2 * (exp(-30 * (x - 0.25)^2) + sin(pi * x^2)) - 2,
+                      sd_bad = function(x) exp(sin(2 * pi * x)))
+}
+
+# Shared by sim_goldberg() and sim_le(): x ~ U(0, 1) sorted, noise sd
+# sqrt(noise_var) except at `n_corrupted` random points, where it is
+# sd_bad(x). The draws come in the order runif, sample.int, rnorm.
+sim_heteroscedastic <- function(n, n_corrupted, noise_var, f, sd_bad, call = parent.frame()) {
+  check_count(n, "n", 3, call = call)
+  check_count(n_corrupted, "n_corrupted", 0, call = call)
+  check_number(noise_var, "noise_var", 0, call = call)
+  if (n_corrupted > n) abort_input("{.arg n_corrupted} cannot exceed {.arg n}.", call = call)
   x <- sort(stats::runif(n))
-  f <- 2 * (exp(-30 * (x - 0.25)^2) + sin(pi * x^2)) - 2
   bad <- sort(sample.int(n, n_corrupted))
   sd_i <- rep(sqrt(noise_var), n)
-  sd_i[bad] <- exp(sin(2 * pi * x[bad]))
-  sim_regression_result(x, f, stats::rnorm(n, 0, sd_i), bad)
+  sd_i[bad] <- sd_bad(x[bad])
+  sim_regression_result(x, f(x), stats::rnorm(n, 0, sd_i), bad)
 }
 
 sim_regression_result <- function(x, f, noise, bad) {

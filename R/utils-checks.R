@@ -1,5 +1,5 @@
 # Argument checks shared by all fitting functions. Every failure is a classed
-# cli error (DESIGN.md section 4) so callers and tests can catch it by class.
+# cli error (classes listed in ARCHITECTURE.md, Conventions) so callers and tests can catch it by class.
 
 abort_input <- function(message, ..., class = NULL, call = .envir, .envir = parent.frame()) {
   cli::cli_abort(message, ..., class = c(class, "noisylabels_error_input", "noisylabels_error"),

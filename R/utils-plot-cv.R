@@ -138,9 +138,7 @@ plot_cv <- function(x, ...) {
 # ggplot2 version of plot_cv_curve(): lambda as equally spaced categories,
 # one line per group, bars of one standard error, the choice circled.
 autoplot_cv <- function(x, call = parent.frame()) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.", call = call)
-  }
+  require_ggplot2(call = call)
   cd <- cv_curve_data(x)
   d <- cd$df
   d$lambda_f <- factor(signif(d$lambda, 3), levels = signif(sort(unique(d$lambda)), 3))

@@ -1,5 +1,15 @@
-# Progress reporting: cli progress bars for fits, progressr for work that runs
-# under future (cross-validation folds, repetitions).
+# The one progress helper of the package. Every fit and every fold loop
+# reports through it; no other file calls cli_progress_*() or progressr.
+#
+#   progress_enabled(verbose)  the rule for showing progress (below)
+#   progress_bar(name, total, verbose)
+#                              a cli bar for one fit: NULL or function(step, total)
+#   progress_done(bar)         close a bar early (else it closes with its frame)
+#   with_fold_progress(steps, name, verbose, fun)
+#                              a progressr bar over folds/repetitions run under
+#                              future; lapply_folds() (R/utils-checks.R) wraps it
+#   local_nested_progress()    until the calling function returns, fits show no
+#                              bar of their own (a loop with one bar over them)
 #
 # When progress is shown: `verbose = TRUE` or `FALSE` decides. With
 # `verbose = NULL` (the default of every function that takes it) the option
@@ -7,16 +17,18 @@
 # sessions only, so scripts, tests, knitr and R CMD check stay silent. cli
 # draws a bar only once it has run for `getOption("cli.progress_show_after")`
 # seconds (2 by default), so short fits show nothing either way. Fits run
-# inside a cross-validation fold never show their own bar.
+# inside a cross-validation fold never show their own bar (the fold loop sets
+# the option `noisylabels.progress_nested`).
 #
-# For fitting functions (gpr_loo(), gpr_pursuit(), ... can hook in the same way):
+# A fitting function hooks in like this:
 #   R:   bar <- progress_bar("gpr_loo", verbose = verbose)
 #        res <- call_core(.gpr_loo_fit(..., progress = bar))
+#        progress_done(bar)
 #   C++: Rcpp::List gpr_loo_fit_cpp(..., Rcpp::Nullable<Rcpp::Function> progress = R_NilValue)
 #        { RMonitor monitor(progress); ... }   // src/rcpp_monitor.h
 #        and the core calls monitor.progress(step, total) in its loop.
-# An R loop calls the same function: bar(step, total). The bar closes when
-# the function that created it returns.
+# An R loop (epochs, a tuning grid) calls the same function: bar(step, total).
+# A fold loop calls lapply_folds(folds, fun, verbose = verbose, name = ...).
 
 #' Progress bars
 #'
@@ -85,8 +97,7 @@ progress_done <- function(bar) {
 # silent otherwise. Work inside runs with nested bars switched off.
 with_fold_progress <- function(steps, name, verbose, fun) {
   nested <- function(...) {
-    old <- options(noisylabels.progress_nested = TRUE)
-    on.exit(options(old))
+    local_nested_progress()
     fun(...)
   }
   if (!progress_enabled(verbose) || !requireNamespace("progressr", quietly = TRUE)) {
@@ -102,4 +113,13 @@ with_fold_progress <- function(steps, name, verbose, fun) {
     p <- progressr::progressor(steps = steps, label = name)
     nested(function() p())
   }, handlers = handlers, enable = TRUE, cleanup = TRUE)
+}
+
+# Until the function calling this returns, progress_enabled() is FALSE for
+# the fits it runs: a loop that shows one bar over several fits (classes of a
+# one-vs-rest fit, folds) calls it first. Restores the option on exit.
+local_nested_progress <- function(.envir = parent.frame()) {
+  old <- options(noisylabels.progress_nested = TRUE)
+  do.call(base::on.exit, list(bquote(options(.(old))), add = TRUE), envir = .envir)
+  invisible(old)
 }

@@ -511,26 +511,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// ld_init_cpp
-Rcpp::List ld_init_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, bool structured, bool vb_c, int restart, double seed, double lambda);
-RcppExport SEXP _noisylabels_ld_init_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP restartSEXP, SEXP seedSEXP, SEXP lambdaSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type s(sSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type group_ptr(group_ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
-    Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
-    Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
-    Rcpp::traits::input_parameter< int >::type restart(restartSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
-    rcpp_result_gen = Rcpp::wrap(ld_init_cpp(x, s, group_ptr, pair_unit, hyper, structured, vb_c, restart, seed, lambda));
-    return rcpp_result_gen;
-END_RCPP
-}
 // ld_w_objective_cpp
 Rcpp::List ld_w_objective_cpp(const MapMat x, const MapMat zeta, double alpha_w, const MapMat w);
 RcppExport SEXP _noisylabels_ld_w_objective_cpp(SEXP xSEXP, SEXP zetaSEXP, SEXP alpha_wSEXP, SEXP wSEXP) {
@@ -746,7 +726,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_ld_fit_cpp", (DL_FUNC) &_noisylabels_ld_fit_cpp, 7},
     {"_noisylabels_ld_elbo_cpp", (DL_FUNC) &_noisylabels_ld_elbo_cpp, 9},
     {"_noisylabels_ld_update_cpp", (DL_FUNC) &_noisylabels_ld_update_cpp, 10},
-    {"_noisylabels_ld_init_cpp", (DL_FUNC) &_noisylabels_ld_init_cpp, 10},
     {"_noisylabels_ld_w_objective_cpp", (DL_FUNC) &_noisylabels_ld_w_objective_cpp, 4},
     {"_noisylabels_chol_loo_cpp", (DL_FUNC) &_noisylabels_chol_loo_cpp, 4},
     {"_noisylabels_chol_inverse_cpp", (DL_FUNC) &_noisylabels_chol_inverse_cpp, 2},

@@ -123,23 +123,6 @@ Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector gro
   return state_to(st, prob);
 }
 
-// Initial state of restart `restart` (0 = deconvolution start).
-// [[Rcpp::export(.ld_init)]]
-Rcpp::List ld_init_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr,
-                       Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, bool structured,
-                       bool vb_c, int restart = 0, double seed = 1, double lambda = 1e-2) {
-  LdProblem prob = problem_from(x, s, group_ptr, pair_unit);
-  LdOptions opt;
-  opt.structured = structured;
-  opt.vb_c = vb_c;
-  opt.init_lambda = lambda;
-  const Eigen::MatrixXd p_hat = ld_deconvolve(prob, lambda);
-  Rcpp::List out = state_to(ld_initial_state(prob, hyper_from(hyper), opt, p_hat, restart,
-                                             static_cast<std::uint64_t>(seed)), prob);
-  out["p_hat"] = p_hat;
-  return out;
-}
-
 // W objective l(W) and its gradient (tests).
 // [[Rcpp::export(.ld_w_objective)]]
 Rcpp::List ld_w_objective_cpp(const MapMat x, const MapMat zeta, double alpha_w, const MapMat w) {

@@ -1,6 +1,7 @@
 # Benchmarks for the GP core and gpr_loo(), printed as ratios against
 # references measured in the same run (not timed tests).
 #   Rscript inst/bench/gpr_loo.R            (after installing the package)
+# The last recorded run is inst/experiments/gpr_loo/results/bench_gpr_loo.txt.
 # 1. Cholesky backends: factor + diag(inverse) and factor + full inverse, Eigen
 #    LLT vs LAPACK (the BLAS R uses), vs R's chol() + chol2inv().
 # 2. One NLL + gradient evaluation of a hyperparameter step at n = 2000 vs

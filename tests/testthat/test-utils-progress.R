@@ -15,6 +15,17 @@ test_that("progress is off in non-interactive runs unless asked for", {
   expect_error(progress_enabled("yes"), class = "noisylabels_error_input")
 })
 
+test_that("local_nested_progress() silences fits until its caller returns", {
+  withr::local_options(noisylabels.progress = TRUE, noisylabels.progress_nested = NULL)
+  inside <- function() {
+    local_nested_progress()
+    progress_enabled(TRUE)
+  }
+  expect_false(inside())
+  expect_true(progress_enabled(TRUE))
+  expect_null(getOption("noisylabels.progress_nested"))
+})
+
 test_that("the C++ monitor reports every step to R, across stages, from the main thread only", {
   seen <- list()
   record <- function(step, total) seen[[length(seen) + 1L]] <<- c(step, total)

@@ -7,7 +7,7 @@
 suppressPackageStartupMessages(library(noisylabels))
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 1L
-out <- if (length(args) >= 2) args[2] else "inst/bench/label_dist/bench_label_dist.csv"
+out <- if (length(args) >= 2) args[2] else "inst/experiments/label_dist_vb/results/bench_label_dist.csv"
 
 # Fast generator for large problems (same model as sim_label_dist(), vectorised).
 sim_big <- function(U, N, size, M = 4, D = 20, alpha_c1 = 10, alpha_s = 10) {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <random>
 
-#include "label_dist.h"
+#include "label_dist/label_dist.h"
 
 using namespace noisylabels;
 

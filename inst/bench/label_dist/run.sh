@@ -8,5 +8,5 @@ here=inst/bench/label_dist
 build=inst/bench/build/label_dist
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build "$build" > /dev/null
-"$build/bench_label_dist_core" --benchmark_min_time=0.2 | tee "$here/bench_label_dist_core.txt"
-Rscript "$here/bench_label_dist.R" "${1:-1}" "$here/bench_label_dist.csv"
+"$build/bench_label_dist_core" --benchmark_min_time=0.2 | tee inst/experiments/label_dist_vb/results/bench_label_dist_core.txt
+Rscript "$here/bench_label_dist.R" "${1:-1}" inst/experiments/label_dist_vb/results/bench_label_dist.csv

@@ -101,7 +101,7 @@ cat(sprintf("\nReal tables: mean AUPRC default %.3f vs ranger %.3f (ratio %.2f; 
             paste(sprintf("%s %+.3f", real$table, real$def_auroc - real$base_auroc), collapse = ", ")))
 out <- file.path(tempdir(), "find_label_issues_benchmark.csv")
 if (dir.exists("inst/experiments/find_label_issues") && seed == 1L && !nzchar(Sys.getenv("FLI_SKIP_SYNTHETIC"))) {
-  out <- "inst/experiments/find_label_issues/results.csv"
+  out <- "inst/experiments/find_label_issues/results/benchmark.csv"
 }
 write.csv(tab, out, row.names = FALSE)
 cat("Wrote", out, "\n")

@@ -1,9 +1,9 @@
-# Reproduction of Yoshikawa (2017) Table 1 with the choices of
-# specs/label_dist_vb.md section 6 (M = 4, U = 100, N = 1000 groups of 30,
+# Reproduction of Yoshikawa (2017) Table 1 with the simulation choices of
+# sim_label_dist() (M = 4, U = 100, N = 1000 groups of 30,
 # D = 10, alpha_w = 1, alpha_c0 = 1, alpha_c1 in {1, 10, 100}, alpha_s in {10, 100}).
 # Methods: mean field (MF, the paper's family with the corrected updates),
-# structured mean field (SMF, spec section 7, our extension), group-mean ridge
-# and multi-task elastic net (spec section 8). All fits use the generating
+# structured mean field (SMF, q(y) q(t | y), our extension), group-mean ridge
+# and multi-task elastic net (label_dist_baseline()). All fits use the generating
 # hyperparameters (oracle; the paper's CV protocol is unknown).
 #
 # Usage (from the package root, after installing the package):
@@ -12,7 +12,7 @@
 suppressPackageStartupMessages(library(noisylabels))
 args <- commandArgs(trailingOnly = TRUE)
 n_seeds <- if (length(args) >= 1) as.integer(args[1]) else 20L
-out <- if (length(args) >= 2) args[2] else "inst/experiments/label_dist_vb/table1.csv"
+out <- if (length(args) >= 2) args[2] else "inst/experiments/label_dist_vb/results/table1.csv"
 
 perms <- function(v) {
   if (length(v) <= 1) return(matrix(v, 1))

@@ -1,9 +1,14 @@
 // Learning a softmax classifier from noisy group label distributions
-// (Yoshikawa 2017), variational EM with the exact evidence lower bound of
-// specs/label_dist_vb.md (sections 2-3) and the structured mean-field variant
-// of section 7.
+// (Yoshikawa 2017) by variational EM on the exact evidence lower bound (the
+// paper's bound with its update equations corrected; vignette
+// "label-dist-vb"), in the mean-field family q(y) q(t) and the structured
+// family q(y_u) q(t_iu | y_u).
 //
-// Notation (spec section 1): U instances x_u (rows of x, U x D), N groups with
+// The core is split by concern: label_dist_objective.cpp (problem checks,
+// ELBO, W objective), label_dist_updates.cpp (coordinate updates),
+// label_dist_fit.cpp (start, restarts, outer loop).
+//
+// Notation: U instances x_u (rows of x, U x D), N groups with
 // observed noisy label distributions s_i (rows of s, N x M), P (group, member)
 // pairs. Pairs are stored group by group: pairs group_ptr[i] .. group_ptr[i+1]-1
 // belong to group i, pair k has member pair_unit[k].
@@ -44,6 +49,13 @@ struct LdHyper {
   double alpha_c0 = 1;  // Dirichlet concentration off the diagonal of C
   double alpha_c1 = 10; // Dirichlet concentration on the diagonal of C
   double beta(int m, int l) const { return m == l ? alpha_c1 : alpha_c0; }
+  // The M x M matrix of Dirichlet concentrations beta(m, l).
+  MatrixXd beta_matrix(int M) const {
+    MatrixXd b(M, M);
+    for (int m = 0; m < M; ++m)
+      for (int l = 0; l < M; ++l) b(m, l) = beta(m, l);
+    return b;
+  }
 };
 
 // Variational state. MF uses `eta` (P x M). The structured family stores the
@@ -62,15 +74,15 @@ struct LdState {
 
 struct LdOptions {
   bool structured = false;
-  bool vb_c = false;        // q(C) Dirichlet (spec 3.3(a)) instead of the MAP C
+  bool vb_c = false;        // q(C) Dirichlet per row instead of the MAP C
   bool exact = true;        // false: plug-in ablation (MF only)
   int max_iter = 200;
   double tol = 1e-6;        // relative ELBO change
   int stable_iter = 10;     // stop when argmax zeta is stable this long (0 = off)
   double stable_tol = 1e-4; // "stable": at most stable_tol * U argmax changes
   int lbfgs_max_iter = 100;
-  double init_lambda = 1e-2;  // ridge of the deconvolution start (spec 5(a))
-  double init_diag = 0.7;     // diagonal of C at the start (spec 5(b))
+  double init_lambda = 1e-2;  // ridge of the deconvolution start
+  double init_diag = 0.7;     // diagonal of C at the start
   int restarts = 1;           // restart 0 = deconvolution; others perturb it
   double restart_mix = 0.5;   // weight of the random part of a perturbed start
   bool debug = false;         // ELBO after every block
@@ -78,8 +90,8 @@ struct LdOptions {
   std::uint64_t seed = 1;
 };
 
-// The exact ELBO (spec section 2 for MF, section 7 for the structured family),
-// term by term.
+// The exact ELBO, term by term (for the structured family the entropy of t
+// and the confusion counts are zeta-weighted over the conditional rows).
 struct LdElbo {
   double gauss = 0, confusion = 0, softmax = 0, entropy_y = 0, entropy_t = 0,
          prior_w = 0, prior_c = 0;
@@ -96,7 +108,7 @@ MatrixXd ld_h(const LdProblem& prob, const MatrixXd& eta);
 MatrixXd ld_counts(const LdProblem& prob, const LdState& st, bool structured);
 
 // exact = false: the paper's plug-in objective (variance term of (V) dropped;
-// not a lower bound, kept as an ablation, spec 3.1).
+// not a lower bound, kept as an ablation).
 LdElbo ld_elbo(const LdProblem& prob, const LdHyper& hy, const LdState& st, bool structured,
                bool vb_c, bool exact = true);
 
@@ -118,11 +130,13 @@ void ld_update_zeta(const LdProblem& prob, LdState& st, bool vb_c);
 void ld_update_structured(const LdProblem& prob, const LdHyper& hy, LdState& st, bool vb_c,
                           Monitor& monitor);
 
-// W objective l(W) (spec 3.4) and its gradient (M x D), for tests.
+// W objective l(W) = sum_u sum_m zeta_um log softmax(W x_u)_m - (alpha_w/2) ||W||^2
+// and its gradient (M x D).
 double ld_w_objective(const LdProblem& prob, const MatrixXd& zeta, double alpha_w,
                       const MatrixXd& w, MatrixXd* grad);
 
-// Deconvolution estimate of each instance's expected noisy label (spec 5(a)),
+// Deconvolution estimate of each instance's expected noisy label (ridge
+// least squares of the group distributions on the membership averages),
 // clipped at 0.01 and renormalised (U x M).
 MatrixXd ld_deconvolve(const LdProblem& prob, double lambda);
 
@@ -146,7 +160,7 @@ struct LdFit {
 
 LdFit ld_fit(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, Monitor& monitor);
 
-// Runs one restart from the given state (used by ld_fit and by tests).
+// Runs one restart from the given state (ld_fit calls it per restart).
 LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdState state,
              Monitor& monitor);
 
