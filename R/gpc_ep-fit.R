@@ -12,8 +12,7 @@ gpc_ep_fit_ovr <- function(x, labels, args, verbose, call) {
   cli::cli_inform("Fitting {length(labels$levels)} one-vs-rest classifiers.")
   # One bar over the classes; the binary fits show none of their own.
   bar <- progress_bar("gpc_ep one-vs-rest", total = length(labels$levels), verbose = verbose)
-  old <- options(noisylabels.progress_nested = TRUE)
-  on.exit(options(old), add = TRUE)
+  local_nested_progress()
   fits <- lapply(seq_along(labels$levels), function(k) {
     lv <- labels$levels[k]
     yy <- factor(ifelse(labels$factor == lv, lv, paste0("not ", lv)),

@@ -95,9 +95,7 @@ gpc_ep_region_grid <- function(object, grid) {
 #' @exportS3Method ggplot2::autoplot
 autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace"), grid = 60,
                             threshold = 0.5, ...) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
-  }
+  require_ggplot2()
   type <- match_arg(type)
   if (type == "auto") type <- if (gpc_ep_has_regions(object)) "regions" else "scores"
   if (type == "regions") {
@@ -182,9 +180,7 @@ gpc_ep_ovr_region_grid <- function(object, grid) {
 #' @exportS3Method ggplot2::autoplot
 autoplot.gpc_ep_ovr <- function(object, type = c("auto", "regions", "scores"), grid = 60,
                                 threshold = 0.5, ...) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
-  }
+  require_ggplot2()
   type <- match_arg(type)
   f1 <- object$fits[[1]]
   if (type == "auto") type <- if (gpc_ep_has_regions(f1)) "regions" else "scores"

@@ -255,9 +255,7 @@ plot.sgd_robust <- function(x, ...) {
 #' ggplot2::autoplot(sgd_robust(x, y, lambda = 1e-3))
 #' @exportS3Method ggplot2::autoplot
 autoplot.sgd_robust <- function(object, ...) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    abort_input("{.fn autoplot} needs the {.pkg ggplot2} package.")
-  }
+  require_ggplot2()
   tr <- object$trace
   long <- rbind(
     data.frame(epoch = tr$epoch, value = tr$objective, panel = "objective", series = "training"),
