@@ -124,7 +124,7 @@ find_label_issues.train <- function(x, ...) {
   if (is.null(outcome)) outcome <- oof_labels(pred$rowIndex, pred$obs, n)
   source <- sprintf("caret train (%s, %s)", x$method, x$control$method)
   if (identical(x$modelType, "Classification")) {
-    lev <- x$levels %||% levels(pred$obs)
+    lev <- as.character(x$levels %||% levels(pred$obs))
     if (!all(lev %in% names(pred))) {
       abort_input(c("The caret predictions have no class probabilities.",
                     "i" = "Train with {.code trainControl(classProbs = TRUE, savePredictions = \"final\")}."))

@@ -211,7 +211,9 @@ set_labels <- function(col, rows, new, call = parent.frame()) {
   conv <- if (is.numeric(col)) suppressWarnings(as.numeric(new))
           else if (is.logical(col)) as.logical(new) else new
   if (anyNA(conv)) {
-    abort_input("New label{?s} {.val {new[is.na(conv)]}} {?is/are} not valid {.cls {class(col)[1]}} value{?s}.",
+    bad <- new[is.na(conv)]
+    kind <- class(col)[1]
+    abort_input("Not a valid {.cls {kind}} label: {.val {bad}}.",
                 call = call)
   }
   if (is.integer(col) && all(conv == round(conv))) conv <- as.integer(conv)
