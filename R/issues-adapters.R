@@ -27,7 +27,7 @@
 #' @param ... Passed to [find_label_issues()] (e.g. `n_issues`, `rank_by`).
 #' @return A `find_label_issues` result; `method` says where the predictions
 #'   came from.
-#' @examplesIf requireNamespace("caret", quietly = TRUE) && requireNamespace("ranger", quietly = TRUE)
+#' @examplesIf requireNamespace("caret", quietly = TRUE) && requireNamespace("MASS", quietly = TRUE)
 #' ctrl <- caret::trainControl(method = "cv", number = 5, savePredictions = "final",
 #'                             classProbs = TRUE)
 #' fit <- caret::train(Species ~ ., data = iris, method = "lda", trControl = ctrl)
