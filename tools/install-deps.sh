@@ -5,7 +5,8 @@
 set -euo pipefail
 # Optional extras, used only by their make targets:
 #   --site      Chromium (Debian's chromium) and playwright-core (npm, into
-#               tools/site-check/node_modules; no browser download) for `make site-check`
+#               tools/site-check/node_modules and tools/review-check/node_modules;
+#               no browser download) for `make site-check` and `make review-check`
 #   --sanitize  valgrind for `make sanitize` / `make valgrind` (ASan/UBSan come with g++)
 EXTRA_SITE=0; EXTRA_SANITIZE=0
 for arg in "$@"; do
@@ -26,7 +27,9 @@ DEB_R="r-cran-rcpp r-cran-rcppeigen r-cran-cli r-cran-generics r-cran-matrix \
 r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-testthat \
 r-cran-kernlab r-cran-mclust r-cran-glmnet r-cran-future r-cran-future.apply \
 r-cran-mass r-cran-mlbench r-cran-bench r-cran-pkgbuild \
-r-cran-ranger r-cran-rann r-cran-progressr r-cran-pkgdown r-cran-fields"
+r-cran-ranger r-cran-rann r-cran-progressr r-cran-pkgdown r-cran-fields \
+r-cran-dt r-cran-htmlwidgets r-cran-htmltools r-cran-jsonlite r-cran-tibble \
+r-cran-caret r-cran-rsample r-cran-withr"
 # R packages only on CRAN.
 CRAN_R="LiblineaR hetGP GpGp"
 
@@ -77,6 +80,10 @@ if [ $EXTRA_SITE = 1 ]; then
   if [ ! -d "$here/site-check/node_modules/playwright-core" ] || [ ! -d "$here/site-check/node_modules/mathjax" ]; then
     echo "install-deps: npm ci (tools/site-check: playwright-core + pkgdown's CDN libraries)"
     ( cd "$here/site-check" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent )
+  fi
+  if [ ! -d "$here/review-check/node_modules/playwright-core" ]; then
+    echo "install-deps: npm ci (tools/review-check: playwright-core)"
+    ( cd "$here/review-check" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent )
   fi
 fi
 if [ $EXTRA_SANITIZE = 1 ]; then
