@@ -59,16 +59,28 @@
 #' @section Regression:
 #' With numeric labels, each label's residual `y - prediction` from an
 #' out-of-fold model is standardised (by the given `sd`, the GP's
-#' leave-one-out sd, or a robust global scale) and `score = |z|`. The number of
-#' wrong labels is estimated by a two-component scale mixture fitted by EM to
-#' `z` (clean labels `N(0, s1^2)`, wrong ones `N(0, s2^2)`, `s2 >= s1`):
-#' `estimated_issues` is the expected number in the wide component, and
-#' `label_quality` is each label's posterior probability of the clean
-#' component. The `estimated_issues` highest scores are flagged. The count is
-#' rough on real data: heavy-tailed residuals read as errors (air quality:
-#' 2,161 estimated for 365 recorded) and errors within the Gaussian tail are
-#' missed (telomere: 247 for 459, all 247 real); set `n_issues` when a budget
-#' is known. The ranking does not depend on it.
+#' leave-one-out sd, or a robust global scale) into `z`, and `score = |z|`.
+#' A two-group model is fitted to `z` by EM: clean labels follow a
+#' generalised normal `GN(0, a, b)` whose shape `b` is estimated (2 is
+#' Gaussian, larger lighter-tailed, smaller heavier-tailed, as when the model
+#' misfits), wrong labels a symmetric pair `N(+-mu, tau^2)` (a shifted label;
+#' `mu = 0` is a wide zero-mean group), with a Beta(1, 19) prior on the share
+#' of wrong labels. `p_wrong` is each label's posterior probability of the
+#' wrong group (nondecreasing in `|z|`), `label_quality = 1 - p_wrong`, and
+#' `q_value` the expected share of clean labels among all labels at least as
+#' suspect. Labels with `q_value <= fdr` are flagged, which controls the false
+#' discovery rate at `fdr` when `p_wrong` is calibrated. `count` gives the
+#' estimated number and rate of wrong labels, `sum(p_wrong)`, with a 90%
+#' interval that includes the uncertainty of the fitted share. With
+#' `n_issues`, the `n_issues` highest scores are flagged instead. The
+#' suggested value of every label is the model's prediction, with a 90%
+#' interval from the fitted clean residual distribution
+#' (`suggested_lower`, `suggested_upper`). How well the flags and count are
+#' calibrated on the real and simulated tables is in
+#' `inst/experiments/find_label_issues/calibration/README.md`: a weak ranking
+#' gives few flags and a wide interval; errors defined as a deviation beyond a
+#' tolerance (the telomere table) sit in a smooth tail that the model only
+#' partly separates.
 #'
 #' The out-of-fold model (`method`): `"forest"` is a random forest (package
 #' ranger, `min.node.size = ceiling(sqrt(n))`, `num.trees = 500`) in `folds`-fold
@@ -124,6 +136,8 @@
 #' @param rank_by,adjust,flag_by Classification ranking and flags (see
 #'   "Classification").
 #' @param n_issues Number of labels to flag instead of the estimate (`NULL`).
+#' @param fdr Target false discovery rate of the flags of numeric labels
+#'   (default 0.1): the labels with `q_value <= fdr` are flagged.
 #' @param gp_subsample,gp_max_dim Regression GP settings (see "Regression").
 #' @param max_classes Numeric labels with at most this many distinct values
 #'   are treated as classes by `task = "auto"`.
@@ -138,11 +152,14 @@
 #' @return An object of class `find_label_issues`: `label_issues` (data frame,
 #'   one row per label, sorted by decreasing score: `row`, `score`, `flagged`,
 #'   `label_quality`, `given_label`, and `suggested_label` and `prob_given`
-#'   for classes or `prediction`, `residual`, `sd` for regression),
-#'   `estimated_issues`, `task`, `method` (what produced the predictions),
+#'   for classes or `prediction`, `residual`, `sd`, `z`, `p_wrong`, `q_value`,
+#'   `suggested_value`, `suggested_lower`, `suggested_upper` for regression),
+#'   `estimated_issues`, `count` (regression: `estimate`, `lower`, `upper`,
+#'   `rate`, `rate_lower`, `rate_upper`, `level`), `fdr`, `task`, `method` (what produced the predictions),
 #'   `rank_by`, `flag_by`, `pred_probs` or `predictions`/`sd`,
 #'   `confident_learning` (the [confident_joint()] list) or `mixture` (the
-#'   fitted scale mixture), `model_choice` (regression `"auto"`: the criteria
+#'   fitted two-group model: share `weight` and its `weight_se`, `sd_clean`,
+#'   `shape`, `shift`, `sd_wide`), `model_choice` (regression `"auto"`: the criteria
 #'   that chose the model), `n`, `time`.
 #'   Use [label_issues()], [noise_scores()], `summary()`, `plot()`,
 #'   `autoplot()` and [clean_data()] on it.
@@ -209,7 +226,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       adjust = FALSE,
                                       flag_by = c("consensus", "rank", "prune_by_noise_rate",
                                                   "prune_by_class", "both", "confident_joint"),
-                                      n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
+                                      n_issues = NULL, fdr = 0.1, gp_subsample = 2000, gp_max_dim = 10,
                                       max_classes = 10, threads = 1L, verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
@@ -220,6 +237,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   verbose <- progress_enabled(verbose)
   threads <- check_count(threads, "threads")
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
+  check_fdr(fdr)
   start <- proc.time()[["elapsed"]]
   if (inherits(method, c("gpr_loo", "gpr_pursuit", "gpc_ep", "gpc_ep_ovr", "sgd_robust",
                          "label_dist_vb"))) {
@@ -255,7 +273,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
       issues_classification(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
                             method = "given pred_probs")
     } else {
-      issues_regression(labels, predictions, sd, n_issues, method = "given predictions")
+      issues_regression(labels, predictions, sd, n_issues, method = "given predictions", fdr = fdr)
     }
     res$time <- proc.time()[["elapsed"]] - start
     res$call <- call
@@ -306,7 +324,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     y <- check_y_numeric(y, n)
     oof <- regression_oof(x, y, method = named, folds = folds, gp_subsample = gp_subsample,
                           gp_max_dim = gp_max_dim, threads = threads, verbose = verbose)
-    res <- issues_regression(y, oof$mean, oof$sd, n_issues, method = oof$method)
+    res <- issues_regression(y, oof$mean, oof$sd, n_issues, method = oof$method, fdr = fdr)
     res$model_choice <- oof$choice
   } else {
     yf <- if (is.factor(y)) droplevels(y) else factor(y)

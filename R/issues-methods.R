@@ -39,6 +39,7 @@ print.find_label_issues <- function(x, n = 5, ...) {
                         x$task, sum(li$flagged), nrow(li), x$estimated_issues))
   cli::cat_line("Method: ", x$method)
   cli::cat_line("Ranked by: ", x$rank_by, "; flagged by: ", x$flag_by)
+  if (!is.null(x$count)) cli::cat_line(format_wrong_count(x$count, x$n, x$fdr, sum(li$flagged)))
   df <- as.data.frame(unclass(li), stringsAsFactors = FALSE)
   if (n > 0) {
     cli::cat_line(sprintf("Top %d:", min(n, nrow(df))))
@@ -54,14 +55,14 @@ summary.find_label_issues <- function(object, ...) {
   out <- list(task = object$task, method = object$method, n = nrow(li),
               flagged = sum(li$flagged), estimated_issues = object$estimated_issues,
               quality = stats::quantile(li$label_quality, c(0, 0.05, 0.25, 0.5, 1), names = TRUE),
-              time = object$time)
+              time = object$time, count = object$count, fdr = object$fdr)
   if (!is.null(object$confident_learning)) {
     out$noise_matrix <- object$confident_learning$noise_matrix
     out$flags_by_class <- table(given = li$given_label, flagged = li$flagged)
   }
   if (!is.null(object$mixture)) {
     out$mixture <- c(weight = object$mixture$weight, sd_clean = object$mixture$sd_clean,
-                     sd_wide = object$mixture$sd_wide)
+                     sd_wide = object$mixture$sd_wide, shape = object$mixture$shape %||% NA_real_)
   }
   out$model_choice <- object$model_choice
   structure(out, class = "summary.find_label_issues")
@@ -73,6 +74,7 @@ print.summary.find_label_issues <- function(x, ...) {
   cli::cat_line("Method: ", x$method)
   cli::cat_line(sprintf("Estimated wrong labels: %d (%.1f%%); flagged: %d",
                         x$estimated_issues, 100 * x$estimated_issues / x$n, x$flagged))
+  if (!is.null(x$count)) cli::cat_line(format_wrong_count(x$count, x$n, x$fdr, x$flagged))
   cli::cat_line("label_quality quantiles:")
   print(round(x$quality, 4))
   if (!is.null(x$noise_matrix)) {
@@ -80,8 +82,9 @@ print.summary.find_label_issues <- function(x, ...) {
     print(round(x$noise_matrix, 3))
   }
   if (!is.null(x$mixture)) {
-    cli::cat_line(sprintf("Residual mixture: %.1f%% wide component, sd %.3g (clean) and %.3g (wide), standardised scale",
-                          100 * x$mixture[["weight"]], x$mixture[["sd_clean"]], x$mixture[["sd_wide"]]))
+    cli::cat_line(sprintf("Residual mixture: %.1f%% wide component, sd %.3g (clean, shape %.2f) and %.3g (wide), standardised scale",
+                          100 * x$mixture[["weight"]], x$mixture[["sd_clean"]], x$mixture[["shape"]],
+                          x$mixture[["sd_wide"]]))
   }
   if (!is.null(x$model_choice)) {
     cli::cat_line("Model choice:")
@@ -89,6 +92,14 @@ print.summary.find_label_issues <- function(x, ...) {
   }
   if (!is.null(x$time)) cli::cat_line(sprintf("Time: %.2f s", x$time))
   invisible(x)
+}
+
+# One line: the estimated number and rate of wrong labels with its interval,
+# and how many are flagged at the false discovery rate.
+format_wrong_count <- function(count, n, fdr, flagged) {
+  sprintf("Estimated wrong: %.0f (%.1f%%), %g%% interval %d-%d (%.1f-%.1f%%); %d flagged at fdr %g",
+          count$estimate, 100 * count$rate, 100 * count$level, as.integer(count$lower),
+          as.integer(count$upper), 100 * count$rate_lower, 100 * count$rate_upper, flagged, fdr %||% NA_real_)
 }
 
 # Data for the "top issues" panel: one row per label among the n of lowest

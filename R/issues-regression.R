@@ -1,7 +1,10 @@
 # Numeric labels in find_label_issues(): scores from out-of-fold residuals
-# standardised by a robust scale, and flags from a two-component scale mixture.
+# standardised by the given sd or a robust scale, each label's probability of
+# being wrong from the two-group model of R/issues-twogroup.R, flags that
+# control the false discovery rate (R/issues-fdr.R), and the model's
+# prediction as the suggested value with a 90% interval.
 
-issues_regression <- function(labels, predictions, sd, n_issues, method) {
+issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0.1) {
   call <- parent.frame(2)
   if (!is.numeric(labels) || is.factor(labels)) {
     abort_input(c("With {.arg predictions}, {.arg labels} must be numeric.",
@@ -28,24 +31,38 @@ issues_regression <- function(labels, predictions, sd, n_issues, method) {
                   class = "noisylabels_error_length", call = call)
     }
     sd <- rep_len(as.numeric(sd), n)
-    z <- resid / sd
+    scale <- sd
   } else {
-    s <- robust_scale(resid)
-    z <- resid / s
+    scale <- rep_len(robust_scale(resid), n)
   }
-  mix <- scale_mixture(z)
-  estimated <- as.integer(round(mix$n_wide))
-  m <- n_issues %||% estimated
-  score <- abs(z)
-  flagged <- flag_lowest(-score, m)
-  li <- new_label_issues(seq_len(n), score, flagged, label_quality = mix$clean_prob,
+  z <- resid / scale
+  fit <- two_group_fit(z)
+  sel <- fdr_select(fit$p_wrong, fdr = fdr, level = 0.9, model_var = (n * fit$weight_se)^2)
+  estimated <- as.integer(round(sel$count$estimate))
+  flagged <- if (is.null(n_issues)) sel$flagged else flag_lowest(-abs(z), n_issues)
+  # The suggested value is the model's prediction; its 90% interval is the
+  # central 90% of the fitted clean residual distribution at this label's scale.
+  half <- scale * fit$a * stats::qgamma(0.9, 1 / fit$b)^(1 / fit$b)
+  li <- new_label_issues(seq_len(n), abs(z), flagged, label_quality = 1 - fit$p_wrong,
                          given_label = as.numeric(labels), prediction = as.numeric(predictions),
-                         residual = resid, sd = if (is.null(sd)) NA_real_ else sd)
+                         residual = resid, sd = if (is.null(sd)) NA_real_ else sd,
+                         z = z, p_wrong = fit$p_wrong, q_value = sel$q_value,
+                         suggested_value = as.numeric(predictions),
+                         suggested_lower = as.numeric(predictions) - half,
+                         suggested_upper = as.numeric(predictions) + half)
   new_find_label_issues(list(
-    label_issues = li, estimated_issues = estimated, task = "regression", method = method,
+    label_issues = li, estimated_issues = estimated, count = sel$count, fdr = fdr,
+    task = "regression", method = method,
     rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
-    flag_by = "rank", predictions = as.numeric(predictions), sd = sd,
-    labels = as.numeric(labels), mixture = mix, n = n))
+    flag_by = if (is.null(n_issues)) sprintf("q_value <= %g (two-group model)", fdr) else "rank",
+    predictions = as.numeric(predictions), sd = sd,
+    labels = as.numeric(labels), mixture = two_group_summary(fit), n = n))
+}
+
+# What print/summary show of the fitted two-group model.
+two_group_summary <- function(fit) {
+  list(weight = fit$w, sd_clean = fit$sd_clean, shape = fit$b, shift = fit$mu, sd_wide = fit$tau,
+       weight_se = fit$weight_se, loglik = fit$loglik, iterations = fit$iterations)
 }
 
 # A scale that ignores a minority of gross errors: the MAD, or the mean
@@ -57,7 +74,8 @@ robust_scale <- function(r) {
   s
 }
 
-# Two-component zero-mean Gaussian scale mixture on standardised residuals,
+# The earlier count model (kept as a baseline for the calibration study):
+# two-component zero-mean Gaussian scale mixture on standardised residuals,
 # fitted by EM: clean labels N(0, s1^2) with weight 1 - w, wrong labels
 # N(0, s2^2) with weight w, s2 >= s1. A Beta(1, 19) prior on w (mean 5%)
 # keeps the wide component from taking over when the residuals are merely

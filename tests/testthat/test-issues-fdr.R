@@ -6,7 +6,7 @@ test_that("q-values equal the brute-force minimum over flagged sets", {
   q <- noisylabels:::fdr_qvalues(p)
   o <- order(-p)
   brute <- vapply(seq_along(p), function(i) {
-    r <- match(i, o)
+    r <- max(which(p[o] == p[i]))
     min(vapply(r:length(p), function(k) mean(1 - p[o[seq_len(k)]]), numeric(1)))
   }, numeric(1))
   expect_equal(q, brute)
