@@ -130,12 +130,20 @@ Eigen::VectorXd lemma1_of_model(const MapMat& x, const MapVec& y, Rcpp::List spe
                                 bool gain) {
   const Eigen::MatrixXd xm = x;
   const Eigen::VectorXd r = y.array() - mean;
-  Eigen::MatrixXi nn;
-  if (neighbors.isNotNull()) nn = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors.get()));
-  auto cov = make_covariance(xm, r, kernel_from_list(spec), jitter, nn, threads);
-  const CovEval e = cov->evaluate(Eigen::VectorXd(rho.array() + noise));
-  const double v_floor = nn.size() > 0 ? noise : -std::numeric_limits<double>::infinity();
-  return lemma1_values(loo_quantities(e), rho, gain, v_floor);
+  const Kernel kernel = kernel_from_list(spec);
+  if (neighbors.isNotNull()) {
+    const Eigen::MatrixXi nn = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors.get()));
+    VecchiaCovariance cov(xm, r, kernel, jitter, nn, threads);
+    const CovEval e = cov.evaluate(Eigen::VectorXd(rho.array() + noise));
+    return lemma1_values(loo_quantities(e), rho, gain, noise);
+  }
+  // K + sigma2 I, then + diag(rho), as the pursuit's dense objective forms it.
+  DenseCovariance cov(xm, r, kernel, jitter);
+  Eigen::MatrixXd c = cov.matrix(Eigen::VectorXd::Constant(r.size(), noise), false);
+  c.diagonal() += rho;
+  const Cholesky chol = cov.factor(std::move(c));
+  return lemma1_values(loo_quantities(chol, r), rho, gain,
+                       -std::numeric_limits<double>::infinity());
 }
 
 }  // namespace

@@ -66,9 +66,9 @@ MatrixXd DenseCovariance::matrix(const VectorXd& noise_var, bool keep_gram) {
   return c;
 }
 
-Cholesky DenseCovariance::factor(const VectorXd& noise_var, bool keep_gram) {
+Cholesky DenseCovariance::factor(MatrixXd c) {
   Cholesky chol;
-  chol.compute(matrix(noise_var, keep_gram), jitter_policy_);
+  chol.compute(std::move(c), jitter_policy_);
   ++factorizations_;
   max_jitter_ = std::max(max_jitter_, chol.jitter());
   return chol;

@@ -95,7 +95,12 @@ class DenseCovariance : public CovarianceOperator {
   // theta (keep_gram = false: used if cached, not stored, saving an n x n).
   MatrixXd matrix(const VectorXd& noise_var, bool keep_gram = true);
   // Cholesky factor of C with the operator's jitter policy (counted).
-  Cholesky factor(const VectorXd& noise_var, bool keep_gram = true);
+  Cholesky factor(const VectorXd& noise_var, bool keep_gram = true) {
+    return factor(matrix(noise_var, keep_gram));
+  }
+  // The same for a C from matrix() that the caller has added to (the
+  // pursuit adds its rho_i, scaled by the diagonal of K + sigma2 I).
+  Cholesky factor(MatrixXd c);
   CovEval evaluate(const VectorXd& noise_var) override;
   double nll_gradient(const VectorXd& noise_var, VectorXd& grad_theta,
                       VectorXd* grad_noise_var) override;

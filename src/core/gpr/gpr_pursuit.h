@@ -179,9 +179,12 @@ class PursuitModel {
   std::unique_ptr<DenseCovariance> dense_;
   std::unique_ptr<VecchiaCovariance> vecchia_;
   CovEval last_eval_;
-  // Sets theta and r = y - m from z; returns the noise variances
-  // sigma2 + rho_i, with c_i = rho_i / d_i (convex) and d = diag(K_0).
-  VectorXd set_point(const VectorXd& z, const std::vector<int>& support, VectorXd& c, VectorXd& d);
+  // Sets theta (model and operator) and r = y - m from z.
+  void set_point(const VectorXd& z);
+  // rho implied by z on the support given d = diag(K_0), with c_i = rho_i / d_i
+  // (convex). Both backends' noise variances are sigma2 + rho_i.
+  VectorXd extra_variance(const VectorXd& z, const std::vector<int>& support, const VectorXd& d,
+                          VectorXd& c) const;
   // Gradient in z from the gradient in the noise variances (g_rho), in the
   // kernel log-parameters at fixed noise (g_theta) and 1'C^-1 r (both backends).
   void chain_rule(const VectorXd& z, const std::vector<int>& support, const VectorXd& c,

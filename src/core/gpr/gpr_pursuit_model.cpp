@@ -59,31 +59,31 @@ double PursuitModel::prior_penalty(const VectorXd& z, VectorXd* grad) const {
   return pen;
 }
 
-VectorXd PursuitModel::set_point(const VectorXd& z, const std::vector<int>& support,
-                                 VectorXd& c, VectorXd& d) {
-  const int nn = n();
+void PursuitModel::set_point(const VectorXd& z) {
   const int p = n_kernel();
   kernel_.set_log_par(z.head(p));
   if (vecchia_) vecchia_->set_log_par(z.head(p));
   if (dense_) dense_->set_log_par(z.head(p));
   resid_.array() = y_.array() - z(p);  // in place: the operator holds a reference
-  const double noise = std::exp(z(p + 1));
-  d = kernel_.diag(x_);
-  d.array() += noise;  // [K_0]_ii, the convex scale
+}
+
+VectorXd PursuitModel::extra_variance(const VectorXd& z, const std::vector<int>& support,
+                                      const VectorXd& d, VectorXd& c) const {
+  const int p = n_kernel();
   // c_i = rho_i / d_i = s_i / (1 - s_i) (convex); rho_i directly (canonical).
-  c = VectorXd::Zero(nn);
-  VectorXd noise_var = VectorXd::Constant(nn, noise);
+  c = VectorXd::Zero(n());
+  VectorXd rho = VectorXd::Zero(n());
   for (std::size_t j = 0; j < support.size(); ++j) {
     const int i = support[j];
     const double v = z(p + 2 + static_cast<int>(j));
     if (opt_.convex) {
       c(i) = v / (1.0 - v);
-      noise_var(i) += d(i) * c(i);
+      rho(i) = d(i) * c(i);
     } else {
-      noise_var(i) += v;
+      rho(i) = v;
     }
   }
-  return noise_var;
+  return rho;
 }
 
 void PursuitModel::chain_rule(const VectorXd& z, const std::vector<int>& support,
@@ -118,14 +118,19 @@ void PursuitModel::chain_rule(const VectorXd& z, const std::vector<int>& support
 double PursuitModel::objective(const VectorXd& z, const std::vector<int>& support,
                                VectorXd* grad) {
   if (vecchia_) return objective_vecchia(z, support, grad);
-  VectorXd c, d;
-  const VectorXd noise_var = set_point(z, support, c, d);
+  set_point(z);
+  const int nn = n();
+  // C = K + sigma2 I from the operator (the Gram matrix is not kept: theta
+  // changes at almost every call, and keeping it would double the n x n
+  // memory of the fit), then + diag(rho) with rho_i = d_i c_i (convex).
+  MatrixXd cmat = dense_->matrix(VectorXd::Constant(nn, std::exp(z(n_kernel() + 1))), false);
+  const VectorXd d = cmat.diagonal();  // [K_0]_ii, the convex scale
+  VectorXd c;
+  cmat.diagonal() += extra_variance(z, support, d, c);
   last_z_.resize(0);  // invalid until the factorization succeeds
   last_w_valid_ = false;
   ++factorizations;
-  // The Gram matrix is not kept: theta changes at almost every call, and
-  // keeping it would double the n x n memory of the fit.
-  chol_ = dense_->factor(noise_var, false);
+  chol_ = dense_->factor(std::move(cmat));
   last_z_ = z;
   last_support_ = support;
   const VectorXd alpha = chol_.solve(resid_);

@@ -45,8 +45,12 @@ namespace noisylabels {
 
 double PursuitModel::objective_vecchia(const VectorXd& z, const std::vector<int>& support,
                                        VectorXd* grad) {
-  VectorXd c, d;
-  const VectorXd noise_var = set_point(z, support, c, d);
+  set_point(z);
+  const double noise = std::exp(z(n_kernel() + 1));
+  VectorXd d = kernel_.diag(x_);
+  d.array() += noise;  // [K_0]_ii, the convex scale
+  VectorXd c;
+  const VectorXd noise_var = extra_variance(z, support, d, c).array() + noise;
   last_z_.resize(0);
   last_w_valid_ = false;
   ++factorizations;
