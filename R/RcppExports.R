@@ -61,6 +61,10 @@
     .Call(`_noisylabels_gp_predict_cpp`, x, y, spec, noise, xnew, want_var, jitter, backend, new_neighbors, threads, block_start)
 }
 
+.gp_loo <- function(x, y, spec, noise_var, neighbors = NULL, threads = 1L) {
+    .Call(`_noisylabels_gp_loo_cpp`, x, y, spec, noise_var, neighbors, threads)
+}
+
 .gpr_pursuit_fit <- function(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress = NULL) {
     .Call(`_noisylabels_gpr_pursuit_fit_cpp`, x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress)
 }
@@ -77,12 +81,12 @@
     .Call(`_noisylabels_gpr_pursuit_gain_cpp`, x, y, spec, mean, noise, rho, backend, neighbors, threads)
 }
 
-.gpr_pursuit_predict <- function(x, y, spec, mean, noise, rho, xnew, backend) {
-    .Call(`_noisylabels_gpr_pursuit_predict_cpp`, x, y, spec, mean, noise, rho, xnew, backend)
+.gpr_trimmed_subset <- function(x, spec, noise, r, n_trim, max_iter, tol, backend) {
+    .Call(`_noisylabels_gpr_trimmed_subset_cpp`, x, spec, noise, r, n_trim, max_iter, tol, backend)
 }
 
-.gpr_trimmed_subset <- function(k, r, n_trim, max_iter, tol, backend) {
-    .Call(`_noisylabels_gpr_trimmed_subset_cpp`, k, r, n_trim, max_iter, tol, backend)
+.gp_forward_search <- function(x, spec, noise, r) {
+    .Call(`_noisylabels_gp_forward_search_cpp`, x, spec, noise, r)
 }
 
 .kernel_gram <- function(x, spec) {

@@ -1,4 +1,4 @@
-# The covariance-operator layer seen from R (DESIGN.md §7): which backend a GP
+# The covariance-operator layer seen from R (src/core/gp/covariance.h): which backend a GP
 # fit uses, and the Vecchia ordering and conditioning sets it needs. The C++
 # operators live in src/covariance.{h,cpp}.
 
@@ -41,9 +41,7 @@ vecchia_inputs <- function(x, kernel) {
   if (!is.null(par$precision)) {
     return(sweep(x, 2, sqrt(rep_len(par$precision, d)), "*"))
   }
-  s <- apply(x, 2, stats::sd)
-  s[!is.finite(s) | s == 0] <- 1
-  sweep(x, 2, s, "/")
+  standardize_columns(x, center = FALSE)$x
 }
 
 # Ordered nearest neighbours: for point i (in the order of the rows of u), the

@@ -308,23 +308,17 @@ label_issues.gpc_ep <- function(object, threshold = 0.5, ...) {
                    site_tau = object$site_tau)
 }
 
-# Standardise the continuous columns (training statistics) and resolve the
-# kernel on the standardised inputs.
+# Standardise the continuous columns (standardize_columns(); constant ones
+# are an error here) and resolve the kernel on the standardised inputs.
 kernel_resolve_scaled <- function(kernel, x, scale, call = parent.frame()) {
   k0 <- kernel_resolve(kernel, x, call = call)
-  cat_mask <- k0$categorical
-  center <- rep(0, ncol(x)); sc <- rep(1, ncol(x))
-  if (scale) {
-    cont <- which(!cat_mask)
-    center[cont] <- colMeans(x[, cont, drop = FALSE])
-    sds <- apply(x[, cont, drop = FALSE], 2, stats::sd)
-    if (any(sds == 0)) {
-      const <- (colnames(x) %||% paste0("x", seq_len(ncol(x))))[cont[sds == 0]]
-      abort_input(c("Constant input column(s): {.val {const}}.",
-                    "i" = "Drop them: a constant input carries no information."), call = call)
-    }
-    sc[cont] <- sds
+  std <- standardize_columns(x, skip = k0$categorical | !scale)
+  if (length(std$constant)) {
+    const <- (colnames(x) %||% paste0("x", seq_len(ncol(x))))[std$constant]
+    abort_input(c("Constant input column(s): {.val {const}}.",
+                  "i" = "Drop them: a constant input carries no information."), call = call)
   }
-  xs <- sweep(sweep(x, 2, center, "-"), 2, sc, "/")
-  list(kernel = kernel_resolve(kernel, xs, call = call), xs = xs, center = center, scale = sc)
+  xs <- std$x
+  list(kernel = kernel_resolve(kernel, xs, call = call), xs = xs, center = std$center,
+       scale = std$scale)
 }

@@ -157,15 +157,16 @@ gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson"
 }
 
 # Trimmed-MLL subset step at the hyperparameters of `fit` (a gpr_pursuit fit
-# with an empty support, possibly on a subset): K and r over all n points on
-# the fit's standardised scales, then iterative hard thresholding in C++.
+# with an empty support, possibly on a subset): r over all n points on the
+# fit's standardised scales, K = K_f + sigma2 I formed by the covariance
+# operator in C++, then iterative hard thresholding there.
 trimmed_mll_subset <- function(fit, x, y, n_trim) {
   st <- fit$steps[[fit$selected]]
   xs <- scale_inputs(x, fit$x_center, fit$x_scale)
-  k <- kernel_matrix(fit$kernel, xs)
-  diag(k) <- diag(k) + exp(st$log_noise)
+  spec <- kernel_spec(kernel_resolve(fit$kernel, xs))
   r <- (y - fit$y_center) / fit$y_scale - st$mean
-  call_core(.gpr_trimmed_subset(k, r, n_trim, 200L, 1e-8, fit$control$backend))
+  call_core(.gpr_trimmed_subset(xs, spec, exp(st$log_noise), r, n_trim, 200L, 1e-8,
+                                fit$control$backend))
 }
 
 #' @export

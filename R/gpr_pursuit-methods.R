@@ -1,4 +1,4 @@
-# Methods for gpr_pursuit fits (DESIGN.md §1).
+# Methods for gpr_pursuit fits: predict, print, summary, plot.
 
 utils::globalVariables(".data")
 
@@ -9,23 +9,22 @@ pursuit_newx <- function(object, newdata) {
   scale_inputs(xn, object$x_center, object$x_scale)
 }
 
-# Latent posterior of one trace model on the standardised scale. A Vecchia
-# fit conditions each new point on its vecchia_predict_neighbors(m) nearest
-# training points (in the metric of the model's length-scales), with the
-# training noise sigma2 + rho.
+# Latent posterior of one trace model on the standardised scale, from the
+# covariance operator with the training noise sigma2 + rho. A Vecchia fit
+# conditions each new point on its vecchia_predict_neighbors(m) nearest
+# training points (in the metric of the model's length-scales).
 pursuit_step_predict <- function(object, t, xs) {
   st <- object$steps[[t]]
   spec <- kernel_spec(object$kernel_std, st$log_par)
+  nn_new <- NULL
   if (identical(object$approx, "vecchia")) {
     m_pred <- vecchia_predict_neighbors(object$neighbors)
     nn_new <- vecchia_new_neighbors(object$x, xs, kernel_unflatten(object$kernel_std, st$log_par),
                                     m_pred)
-    pr <- .gp_predict(object$x, object$y - st$mean, spec, exp(st$log_noise) + st$rho, xs, TRUE,
-                      0, object$control$backend, nn_new, object$threads %||% 1L)
-    return(list(mean = pr$mean + st$mean, variance = pr$var))
   }
-  .gpr_pursuit_predict(object$x, object$y, spec, st$mean, exp(st$log_noise), st$rho, xs,
-                       object$control$backend)
+  pr <- .gp_predict(object$x, object$y - st$mean, spec, exp(st$log_noise) + st$rho, xs, TRUE,
+                    0, object$control$backend, nn_new, object$threads %||% 1L)
+  list(mean = pr$mean + st$mean, variance = pr$var)
 }
 
 # One line on the covariance backend of a pursuit fit.

@@ -1,97 +1,149 @@
-# Model selection of gpr_pursuit() by a sequential outlier test
-# (selection = "esd"). Kept apart from R/gpr_pursuit.R so that the selection
-# rule and the pursuit's backends can change independently.
+# Model selection of gpr_pursuit(): the information criteria over the trace
+# and the refinement of their choice (selection = "bic", "ebic", "botorch",
+# "paper"), then the sequential outlier test (selection = "esd"). Kept apart
+# from R/gpr_pursuit.R so that the selection rule and the pursuit's backends
+# can change independently.
 #
-# Rosner's (1983) generalised extreme studentised deviate (ESD) test, carried
-# over to a GP: under the model y ~ N(m, C), C = K_f + sigma2 I, every
-# leave-one-out standardised residual z_i = (Q r)_i / sqrt(Q_ii)
-# (Q = C^-1, r = y - m) is N(0, 1). Step j of the path removes the point
-# with the largest |z| among the remaining m_j = n - j + 1 points (an exact
-# Schur-complement downdate of Q, O(m^2)) and records R_j = max |z|. The
-# test compares R_j with the Bonferroni critical value
-# lambda_j = qt(1 - alpha / (2 m_j), df = m_j - 1) and flags the first k
-# points, k the largest j with R_j > lambda_j. Without outliers and with the
-# right hyperparameters, P(k > 0) <= alpha up to the t approximation, so the
-# false-positive count is controlled by construction; points after the
-# first exceedance are still tested (the largest j), which is what keeps a
-# block of outliers from masking itself.
-
-# The ESD path of a Gaussian model N(0, C) for the residuals r: the points
-# in removal order, the statistics R_j and the critical values lambda_j.
-# Returns k, the number of points the test flags.
-esd_path <- function(C, r, kmax, alpha) {
-  n <- length(r)
-  kmax <- min(as.integer(kmax), n - 3L)
-  Q <- .chol_inverse(C, "lapack")
-  b <- drop(Q %*% r)
-  active <- seq_len(n)
-  removed <- integer(kmax)
-  stat <- numeric(kmax)
-  for (j in seq_len(kmax)) {
-    dq <- diag(Q)
-    i <- which.max(abs(b) / sqrt(dq))
-    removed[j] <- active[i]
-    stat[j] <- abs(b[i]) / sqrt(dq[i])
-    # C without point i has the inverse Q[-i, -i] - q q' / Q_ii (q = Q[-i, i]),
-    # and (Q' r[-i]) = b[-i] - q b_i / Q_ii.
-    q <- Q[-i, i]
-    b <- b[-i] - q * (b[i] / dq[i])
-    Q <- Q[-i, -i, drop = FALSE] - tcrossprod(q) / dq[i]
-    active <- active[-i]
-  }
-  m <- n - seq_len(kmax) + 1
-  crit <- stats::qt(1 - alpha / (2 * m), df = m - 1)
-  over <- which(stat > crit)
-  list(removed = removed, statistic = stat, critical = crit,
-       k = if (length(over)) max(over) else 0L)
+# Log-prior of a support of size k in units of the total log-likelihood:
+# the score of a model is map_loglik + pursuit_log_prior_total(|S|), except
+# for "botorch", whose score is that divided by n (see "Model selection" in
+# ?gpr_pursuit).
+pursuit_log_prior_total <- function(k, n, selection, log_prior) {
+  switch(selection,
+    ebic = -0.5 * log(n) * k - 0.5 * lchoose(n, k),
+    bic = ,
+    esd = -0.5 * log(n) * k,
+    botorch = n * vapply(k, function(kk) as.numeric(log_prior(kk)), numeric(1)),
+    paper = vapply(k, function(kk) as.numeric(log_prior(kk)), numeric(1)))
 }
 
-# Forward search (Atkinson & Riani) of a Gaussian model N(0, C) for the
+# Scores of the trace models under a selection rule. `map_loglik` is the
+# total MAP log-likelihood on the standardised scale (log marginal likelihood
+# + log hyperprior), `size` the support sizes, `log_prior` the prior on |S|
+# of the "botorch" and "paper" rules. Returns the score and the log-prior
+# term of each model (as it enters the score).
+pursuit_scores <- function(map_loglik, size, n, selection, log_prior) {
+  lp <- pursuit_log_prior_total(size, n, selection, log_prior)
+  if (any(is.na(lp))) abort_input("{.arg log_prior} returned NA/NaN.", class = "noisylabels_error_prior")
+  if (selection == "botorch") {
+    # BoTorch: per-datum MAP likelihood + log-prior of |S|
+    lp <- lp / n
+    score <- map_loglik / n + lp
+  } else {
+    score <- map_loglik + lp
+  }
+  list(score = score, log_prior = lp)
+}
+
+# Refinement candidates: with the Lemma-1 gains g (each point's own optimal
+# rho, the rest of the model fixed) taken as additive, the support of size k
+# that maximises the rule's score is the k points of largest gain, and k
+# maximises cumsum(sorted g)[k] + log-prior(k).
+pursuit_candidates <- function(gain, n, selection, log_prior) {
+  ord <- order(gain, decreasing = TRUE)
+  k <- 0:(n - 1)
+  total <- c(0, cumsum(gain[ord]))[k + 1] + pursuit_log_prior_total(k, n, selection, log_prior)
+  sort(ord[seq_len(k[which.max(total)])])
+}
+
+pursuit_map_loglik <- function(steps) {
+  vapply(steps, function(s) -s$nll - s$penalty, numeric(1))
+}
+
+# Refinement of the selection: the pursuit visits only a few support sizes,
+# and its best level can hold inliers (backward pursuit drops points in
+# blocks) or miss outliers. From each of the `starts` best models (by BIC),
+# the candidate support is the one that maximises the rule's score with the
+# Lemma-1 gains taken as additive (pursuit_candidates()); the model is
+# refitted there from a warm and a cold start, the better refit joins the
+# trace, and the step is repeated from it while its score improves on the
+# model it came from (at most `rounds` times), stopping at a support already
+# fitted. The caller selects the best-scoring model of the whole trace.
+pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit, backend,
+                           cold_start, starts = 3L, rounds = 3L, cold = TRUE) {
+  n <- length(ys)
+  size_of <- function(steps) vapply(steps, function(s) length(s$support), integer(1))
+  score_of <- function(steps) {
+    pursuit_scores(pursuit_map_loglik(steps), size_of(steps), n, selection, log_prior)$score
+  }
+  score <- score_of(raw$steps)
+  visited <- lapply(raw$steps, function(s) sort(s$support))
+  # Starts: the best pursuit models under the mildest price (BIC), so that a
+  # level which overshoots the outlier set (backward pursuit drops points in
+  # blocks) is among them even when the rule's own price would rank it low.
+  bic <- pursuit_scores(pursuit_map_loglik(raw$steps), size_of(raw$steps), n, "bic", NULL)$score
+  for (t0 in utils::head(order(bic, decreasing = TRUE), starts)) {
+    cur <- t0
+    for (round in seq_len(rounds)) {
+      st <- raw$steps[[cur]]
+      gain <- call_core(.gpr_pursuit_gain(xs, ys, kernel_spec(kernel, st$log_par), st$mean,
+                                          exp(st$log_noise), st$rho, backend, ctl$neighbors,
+                                          ctl$threads %||% 1L))
+      cand <- pursuit_candidates(gain, n, selection, log_prior)
+      if (length(cand) >= n || any(vapply(visited, identical, logical(1), cand))) break
+      visited <- c(visited, list(cand))
+      ctl_ref <- ctl
+      ctl_ref$backward <- FALSE
+      ctl_ref$levels <- integer(0)
+      ctl_ref$initial_support <- as.integer(cand)
+      # Two starts: warm (this model's hyperparameters) and cold (the
+      # pursuit's initial values). With a clean support the cold start can
+      # leave a poor basin that the backward pursuit fell into at full
+      # support (e.g. a relevant input given a huge length-scale).
+      warm <- core_fit(st$log_par, st$mean, st$log_noise, ctl_ref)
+      cold_fit <- if (cold) core_fit(cold_start$log_par, cold_start$mean, cold_start$log_noise, ctl_ref)
+      ref <- if (!is.null(cold_fit) && score_of(cold_fit$steps) > score_of(warm$steps)) cold_fit else warm
+      raw$steps <- c(raw$steps, ref$steps)
+      raw$stage <- c(raw$stage, "refine")
+      raw$factorizations <- raw$factorizations + warm$factorizations + (cold_fit$factorizations %||% 0)
+      raw$rank_one_updates <- raw$rank_one_updates + warm$rank_one_updates +
+        (cold_fit$rank_one_updates %||% 0)
+      score <- c(score, score_of(ref$steps))
+      if (score[length(score)] <= score[cur]) break
+      cur <- length(score)
+    }
+  }
+  raw
+}
+
+# Rosner's (1983) generalised extreme studentised deviate (ESD) test, carried
+# over to a GP: under the model y ~ N(m, C), C = K_f + sigma2 I, a point's
+# standardised residual given the others is N(0, 1), and the test compares
+# the statistic for k outliers with a Bonferroni critical value; without
+# outliers and with the right hyperparameters, P(k > 0) <= alpha up to the t
+# approximation. The statistics come from a forward search (below).
+
+# Forward search (Atkinson & Riani) of a Gaussian model N(0, C),
+# C = K + noise_var I formed in C++ from the inputs and the kernel, for the
 # residuals r: starting from an empty clean set, the point with the smallest
 # |z_j| = |r_j - mu_j| / sqrt(P_jj) joins it, mu and P the conditional mean
 # and covariance of the points given the clean set (updated by one
 # conditioning step, O(n^2)). M_m, the smallest |z| outside a clean set of
 # m points, is the generalised ESD statistic for k = n - m outliers computed
-# from a fit that no outlier has touched (the greedy removal path of
-# esd_path() conditions on the outliers themselves, so that an outlier
-# swamps its inlier neighbours when sigma2 is small). The test flags the
-# k = n - m points outside the smallest clean set (m >= n - kmax) whose M_m
-# exceeds lambda = qt(1 - alpha / (2 (m + 1)), df = m).
-forward_search <- function(C, r, kmax, alpha) {
+# from a fit that no outlier has touched (a greedy removal path, which
+# removes the largest |z| and conditions on the points left, lets an
+# outlier swamp its inlier neighbours when sigma2 is small). The test flags
+# the k = n - m points outside the smallest clean set (m >= n - kmax) whose
+# M_m exceeds lambda = qt(1 - alpha / (2 (m + 1)), df = m).
+# `kernel` is a resolved kernel, evaluated at the log-parameters `log_par`.
+forward_search <- function(x, kernel, noise_var, r, kmax, alpha,
+                           log_par = kernel_flatten(kernel)$log_par) {
   n <- length(r)
   kmax <- min(as.integer(kmax), n - 3L)
-  mu <- numeric(n)
-  P <- C
-  inside <- logical(n)
-  entered <- integer(n)
-  stat <- numeric(n)
-  for (m in 0:(n - 1L)) {
-    out <- which(!inside)
-    z <- abs(r[out] - mu[out]) / sqrt(diag(P)[out])
-    i <- which.min(z)
-    j <- out[i]
-    entered[m + 1L] <- j
-    stat[m + 1L] <- z[i]
-    if (m == n - 1L) break
-    p <- P[, j]
-    mu <- mu + p * ((r[j] - mu[j]) / p[j])
-    P <- P - tcrossprod(p) / p[j]
-    inside[j] <- TRUE
-  }
+  fs <- .gp_forward_search(x, kernel_spec(kernel, log_par), noise_var, r)
   m <- 0:(n - 1L)
   crit <- stats::qt(1 - alpha / (2 * (m + 1)), df = pmax(m, 1))
-  over <- which(stat > crit & m >= n - kmax)
+  over <- which(fs$statistic > crit & m >= n - kmax)
   k <- if (length(over)) n - m[min(over)] else 0L
-  list(entered = entered, statistic = stat, critical = crit, k = k,
-       outliers = sort(utils::tail(entered, k)))
+  list(entered = fs$entered, statistic = fs$statistic, critical = crit, k = k,
+       outliers = sort(utils::tail(fs$entered, k)))
 }
 
 # The forward search of one fitted pursuit model: its kernel, mean and
 # sigma2, every point tested (the support's included).
 esd_search <- function(step, xs, ys, kernel, alpha, kmax) {
-  C <- .kernel_gram(xs, kernel_spec(kernel, step$log_par))
-  diag(C) <- diag(C) + exp(step$log_noise)
-  forward_search(C, ys - step$mean, kmax, alpha)
+  forward_search(xs, kernel, exp(step$log_noise), ys - step$mean, kmax, alpha,
+                 log_par = step$log_par)
 }
 
 # Selection by the forward-search test. The test needs hyperparameters that

@@ -183,7 +183,9 @@
 #'   log-prior of the `"botorch"` and `"paper"` rules; replaces the
 #'   exponential prior.
 #' @param average Use Bayesian model averaging over the trace in `predict()`?
-#' @param standardize_x Centre and scale the (non-categorical) input columns?
+#' @param standardize Centre and scale the (non-categorical) input columns?
+#'   (The old name `standardize_x` still works, with a deprecation warning.)
+#'   A constant column is centred and not scaled.
 #' @param hyperprior Use the log-normal hyperparameter priors of BoTorch's
 #'   default model (MAP): length-scales LogNormal(sqrt(2) + log(d)/2, sqrt(3))
 #'   for unit-cube inputs (shifted for standardised inputs), noise variance
@@ -285,13 +287,17 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 selection = c("esd", "bic", "ebic", "botorch", "paper"),
                                 refine = TRUE,
                                 prior_mean = NULL, log_prior = NULL, average = FALSE,
-                                standardize_x = TRUE, hyperprior = TRUE,
+                                standardize = TRUE, hyperprior = TRUE,
                                 approx = c("auto", "dense", "vecchia"), neighbors = 20L,
                                 threads = getOption("noisylabels.threads", 1L),
                                 control = pursuit_control(), verbose = NULL, ...) {
   call <- match.call()
   selection_given <- !missing(selection)
-  check_dots_empty("gpr_pursuit", ...)
+  dots <- list(...)
+  standardize <- renamed_arg(dots, "standardize_x", "standardize", standardize,
+                             missing(standardize))
+  dots$standardize_x <- NULL
+  if (length(dots)) do.call(check_dots_empty, c(list("gpr_pursuit"), dots))
   direction <- match_arg(direction)
   parameterization <- match_arg(parameterization)
   selection <- match_arg(selection)
@@ -306,7 +312,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   }
   y <- check_y_numeric(y, n, "y")
   check_flag(average, "average")
-  check_flag(standardize_x, "standardize_x")
+  check_flag(standardize, "standardize")
   check_flag(hyperprior, "hyperprior")
   if (!inherits(control, "pursuit_control")) abort_input("{.arg control} must come from {.fn pursuit_control}.")
   # Exact duplicate rows are repeated observations: they stay in the data and
@@ -340,15 +346,9 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   # Standardise inputs (non-categorical columns) and the response.
   kernel <- kernel %||% gp_kernel("rbf", ard = TRUE, lower = list(lengthscale = 0.1))
   mask <- kernel_resolve(kernel, x)$categorical
-  x_center <- rep(0, ncol(x)); x_scale <- rep(1, ncol(x))
-  if (standardize_x) {
-    cont <- !mask
-    x_center[cont] <- colMeans(x[, cont, drop = FALSE])
-    sds <- apply(x[, cont, drop = FALSE], 2, stats::sd)
-    sds[!is.finite(sds) | sds == 0] <- 1
-    x_scale[cont] <- sds
-  }
-  xs <- scale_inputs(x, x_center, x_scale)
+  std <- standardize_columns(x, skip = mask | !standardize)
+  xs <- std$x
+  x_center <- std$center; x_scale <- std$scale
   # Length-scales refer to the standardised inputs (data-driven ones are
   # computed on them).
   kernel <- kernel_resolve(kernel, xs)
@@ -363,7 +363,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   ctl$convex <- parameterization == "convex"
   ctl$levels <- as.integer(levels)
   if (hyperprior) {
-    pr <- pursuit_hyperprior(fl, ncol(x), standardize_x)
+    pr <- pursuit_hyperprior(fl, ncol(x), standardize)
     ctl$prior_mu <- pr$mu; ctl$prior_sd <- pr$sd
   }
   bar <- progress_bar("gpr_pursuit", verbose = verbose)
@@ -418,11 +418,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   fit
 }
 
-scale_inputs <- function(x, center, scale) {
-  sweep(sweep(x, 2, center, "-"), 2, scale, "/")
-}
-
-# Log-normal priors of BoTorch's default SingleTaskGP (spec §5): length-scales
+# Log-normal priors of BoTorch's default SingleTaskGP: length-scales
 # LogNormal(sqrt(2) + log(d)/2, sqrt(3)) for inputs in the unit cube (shifted
 # by log(sqrt(12)) for standardised inputs, whose sd is sqrt(12) times that of
 # a uniform unit-cube column), noise variance LogNormal(-4, 1) on the
@@ -435,347 +431,4 @@ pursuit_hyperprior <- function(fl, d, standardized) {
   sd[seq_len(p)][ls] <- sqrt(3)
   mu[p + 2] <- -4; sd[p + 2] <- 1
   list(mu = mu, sd = sd)
-}
-
-#' Control settings of the relevance-pursuit fit
-#'
-#' The defaults are the fast pipeline. `strategy = "botorch"` switches off
-#' every speed-up to reproduce what BoTorch does (all `rho` reset to 0 before
-#' each level's fit, no Lemma-1 coordinate steps, a fresh factorization for
-#' scoring and for the evidence of each model); the benchmark compares both.
-#'
-#' @param max_iter Maximum L-BFGS iterations per level.
-#' @param pgtol,ftol Projected-gradient and relative-decrease tolerances of the
-#'   per-datum objective. `ftol = 1e-8` is BoTorch's `MLL_TOL`; BoTorch also
-#'   sets its gradient tolerance to 1e-8, which the benchmark's reference
-#'   pipeline uses.
-#' @param s_max Upper bound of `s` (convex parameterisation).
-#' @param rho_max Upper bound of `rho` on the standardised scale (canonical).
-#' @param noise_init,noise_lower,noise_upper Initial value and bounds of
-#'   `sigma2` on the standardised response scale.
-#' @param mean_bound Bound on the absolute constant mean (standardised scale).
-#' @param reset_rho Reset all `rho` to 0 before each level's fit (BoTorch's
-#'   `reset_parameters = TRUE`)?
-#' @param coordinate_steps Use Lemma-1 coordinate steps: entering points
-#'   (forward) start at their Lemma-1 optimum via rank-one Cholesky updates,
-#'   and each level is fitted by block-coordinate descent (L-BFGS over the
-#'   kernel hyperparameters, mean and `sigma2` with `s` fixed, alternated with
-#'   exact Lemma-1 coordinate sweeps over the support using Sherman-Morrison
-#'   updates of `K^-1`), followed by a joint L-BFGS polish. `FALSE`: one joint
-#'   L-BFGS fit per level, as BoTorch.
-#' @param max_outer Maximum block-coordinate rounds per level.
-#' @param inner_iter Maximum L-BFGS iterations of each round's
-#'   hyperparameter step.
-#' @param sweeps Lemma-1 sweeps over the support per round.
-#' @param polish_iter Maximum iterations of the joint L-BFGS polish.
-#' @param block_fraction The block-coordinate fit is used for supports of at
-#'   least this fraction of n (the joint L-BFGS crawls on large, nearly
-#'   unidentifiable supports but is faster on small ones).
-#' @param profiled Fit large supports (see `block_fraction`) by L-BFGS over
-#'   the kernel hyperparameters, mean and `sigma2` alone, with the support's
-#'   `rho` minimised by Lemma-1 sweeps inside every evaluation (a profiled
-#'   objective whose gradient is the partial gradient at the inner optimum),
-#'   instead of alternating the two blocks. Opt-in: on the benchmark data
-#'   (Friedman-10, n = 200) it needs 3.3 times fewer factorizations and
-#'   selects the same model, but stops at lower likelihoods on the large
-#'   supports (the inner minimum is approximate, so the outer line search
-#'   ends early), which matters when a large support is selected.
-#' @param profile_sweeps Maximum Lemma-1 sweeps per evaluation of the
-#'   profiled objective.
-#' @param reseed_sweeps Backward pursuit, supports below `block_fraction` of
-#'   n (fitted by the joint L-BFGS): restart their `s` from 0, as BoTorch
-#'   does, and take up to this many Lemma-1 sweeps before the fit; 0 keeps the
-#'   previous level's values as the start. The default 10 gave fewer
-#'   factorizations and a higher likelihood of the selected model in the
-#'   n = 2000 benchmark (`inst/bench/gpr_pursuit/README.md`).
-#' @param vecchia_pilot Vecchia fits (`approx = "vecchia"`): choose the
-#'   conditioning sets after a homoscedastic Vecchia pilot fit, in the metric
-#'   of its length-scales, and start the pursuit from the pilot's
-#'   hyperparameters? `FALSE`: the sets use the initial length-scales and the
-#'   pursuit starts from the defaults (as the dense path does).
-#' @param refine_cold Refit each refined support also from the pursuit's
-#'   starting values (a "cold" start, besides the warm start from the model
-#'   it came from), keeping the better fit? `NULL` (default): yes on the
-#'   dense path, no on the Vecchia path, where the cold refits were half of
-#'   the refinement's cost at n = 20,000 (see `inst/bench/gpr_pursuit`).
-#' @param refine_starts Number of trace models (the best ones by BIC) from
-#'   which the refinement step of the model selection starts (see
-#'   [gpr_pursuit()], argument `refine`).
-#' @param esd_alpha Level of the forward-search test of
-#'   `gpr_pursuit(selection = "esd")` (the probability of flagging any point
-#'   of a sample without outliers when the hyperparameters are right).
-#' @param reuse_factor Reuse the factor at each optimum for scoring/evidence?
-#' @param strategy `"fast"` (defaults) or `"botorch"` (overrides the three
-#'   switches above).
-#' @param backend Linear-algebra backend, `"lapack"` or `"eigen"`.
-#' @return A list of class `pursuit_control`.
-#' @examples
-#' pursuit_control(max_iter = 500)
-#' pursuit_control(strategy = "botorch")$reset_rho
-#' @export
-pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 1 - 1e-3,
-                            rho_max = 1e4, noise_init = 0.1, noise_lower = 1e-4,
-                            noise_upper = 10, mean_bound = 10, reset_rho = FALSE,
-                            coordinate_steps = TRUE, reuse_factor = TRUE,
-                            max_outer = 50, sweeps = 3, polish_iter = 30,
-                            inner_iter = 10, block_fraction = 0.25,
-                            profiled = FALSE, profile_sweeps = 10, reseed_sweeps = 10,
-                            refine_starts = 3, esd_alpha = 0.05, refine_cold = NULL,
-                            vecchia_pilot = TRUE,
-                            strategy = c("fast", "botorch"), backend = c("lapack", "eigen")) {
-  strategy <- match_arg(strategy)
-  backend <- match_arg(backend)
-  max_iter <- check_count(max_iter, "max_iter")
-  check_number(pgtol, "pgtol", 0, open_lower = TRUE)
-  check_number(ftol, "ftol", 0)
-  check_number(s_max, "s_max", 0, 1, open_lower = TRUE, open_upper = TRUE)
-  check_number(rho_max, "rho_max", 0, open_lower = TRUE)
-  check_number(noise_lower, "noise_lower", 0, open_lower = TRUE)
-  check_number(noise_upper, "noise_upper", noise_lower, open_lower = TRUE)
-  check_number(noise_init, "noise_init", noise_lower, noise_upper)
-  check_number(mean_bound, "mean_bound", 0, open_lower = TRUE)
-  check_flag(reset_rho, "reset_rho"); check_flag(coordinate_steps, "coordinate_steps")
-  check_flag(reuse_factor, "reuse_factor")
-  max_outer <- check_count(max_outer, "max_outer")
-  sweeps <- check_count(sweeps, "sweeps")
-  polish_iter <- check_count(polish_iter, "polish_iter", lower = 0)
-  check_number(block_fraction, "block_fraction", 0, 1)
-  inner_iter <- check_count(inner_iter, "inner_iter")
-  check_flag(profiled, "profiled")
-  profile_sweeps <- check_count(profile_sweeps, "profile_sweeps")
-  reseed_sweeps <- check_count(reseed_sweeps, "reseed_sweeps", lower = 0)
-  refine_starts <- check_count(refine_starts, "refine_starts")
-  check_number(esd_alpha, "esd_alpha", 0, 1, open_lower = TRUE, open_upper = TRUE)
-  check_flag(vecchia_pilot, "vecchia_pilot")
-  if (!is.null(refine_cold)) check_flag(refine_cold, "refine_cold")
-  if (strategy == "botorch") {
-    reset_rho <- TRUE; coordinate_steps <- FALSE; reuse_factor <- FALSE
-  }
-  structure(list(max_iter = as.integer(max_iter), pgtol = pgtol, ftol = ftol, s_max = s_max,
-                 rho_max = rho_max, noise_init = noise_init, noise_lower = noise_lower,
-                 noise_upper = noise_upper, mean_bound = mean_bound, reset_rho = reset_rho,
-                 coordinate_steps = coordinate_steps, reuse_factor = reuse_factor,
-                 max_outer = as.integer(max_outer), sweeps = as.integer(sweeps),
-                 polish_iter = as.integer(polish_iter),
-                 block_fraction = block_fraction, inner_iter = as.integer(inner_iter),
-                 profiled = profiled, profile_sweeps = as.integer(profile_sweeps),
-                 reseed_sweeps = as.integer(reseed_sweeps),
-                 refine_starts = as.integer(refine_starts), esd_alpha = esd_alpha,
-                 refine_cold = refine_cold, vecchia_pilot = vecchia_pilot,
-                 strategy = strategy, backend = backend),
-            class = "pursuit_control")
-}
-
-#' @export
-print.pursuit_control <- function(x, ...) {
-  cli::cat_line("<pursuit_control> ", x$strategy)
-  utils::str(unclass(x)[setdiff(names(x), "strategy")], give.head = FALSE, no.list = TRUE)
-  invisible(x)
-}
-
-# Support sizes from fractions or counts, with the schedule checks.
-pursuit_levels <- function(n, fractions, n_outliers, call = parent.frame()) {
-  bad_sched <- function(msg) abort_input(msg, class = "noisylabels_error_schedule", call = call)
-  if (!is.null(n_outliers)) {
-    if (!is.numeric(n_outliers) || !length(n_outliers) || anyNA(n_outliers) ||
-        any(n_outliers != round(n_outliers))) {
-      bad_sched("{.arg n_outliers} must be whole numbers.")
-    }
-    if (any(n_outliers < 0 | n_outliers > n)) bad_sched("{.arg n_outliers} must lie in [0, n] = [0, {n}].")
-    if (is.unsorted(n_outliers, strictly = TRUE)) bad_sched("{.arg n_outliers} must be strictly increasing.")
-    return(as.integer(n_outliers))
-  }
-  if (!is.numeric(fractions) || !length(fractions) || anyNA(fractions)) {
-    bad_sched("{.arg fractions} must be a numeric vector without NA.")
-  }
-  if (any(fractions < 0 | fractions > 1)) {
-    bad_sched("{.arg fractions} must lie in [0, 1]; got {.val {fractions[fractions < 0 | fractions > 1]}}.")
-  }
-  if (is.unsorted(fractions, strictly = TRUE)) bad_sched("{.arg fractions} must be strictly increasing.")
-  unique(as.integer(floor(fractions * n + 1e-9)))
-}
-
-# Log-prior of a support of size k in units of the total log-likelihood:
-# the score of a model is map_loglik + pursuit_log_prior_total(|S|), except
-# for "botorch", whose score is that divided by n (see "Model selection" in
-# ?gpr_pursuit).
-pursuit_log_prior_total <- function(k, n, selection, log_prior) {
-  switch(selection,
-    ebic = -0.5 * log(n) * k - 0.5 * lchoose(n, k),
-    bic = ,
-    esd = -0.5 * log(n) * k,
-    botorch = n * vapply(k, function(kk) as.numeric(log_prior(kk)), numeric(1)),
-    paper = vapply(k, function(kk) as.numeric(log_prior(kk)), numeric(1)))
-}
-
-# Scores of the trace models under a selection rule. `map_loglik` is the
-# total MAP log-likelihood on the standardised scale (log marginal likelihood
-# + log hyperprior), `size` the support sizes, `log_prior` the prior on |S|
-# of the "botorch" and "paper" rules. Returns the score and the log-prior
-# term of each model (as it enters the score).
-pursuit_scores <- function(map_loglik, size, n, selection, log_prior) {
-  lp <- pursuit_log_prior_total(size, n, selection, log_prior)
-  if (any(is.na(lp))) abort_input("{.arg log_prior} returned NA/NaN.", class = "noisylabels_error_prior")
-  if (selection == "botorch") {
-    # BoTorch: per-datum MAP likelihood + log-prior of |S|
-    lp <- lp / n
-    score <- map_loglik / n + lp
-  } else {
-    score <- map_loglik + lp
-  }
-  list(score = score, log_prior = lp)
-}
-
-# Refinement candidates: with the Lemma-1 gains g (each point's own optimal
-# rho, the rest of the model fixed) taken as additive, the support of size k
-# that maximises the rule's score is the k points of largest gain, and k
-# maximises cumsum(sorted g)[k] + log-prior(k).
-pursuit_candidates <- function(gain, n, selection, log_prior) {
-  ord <- order(gain, decreasing = TRUE)
-  k <- 0:(n - 1)
-  total <- c(0, cumsum(gain[ord]))[k + 1] + pursuit_log_prior_total(k, n, selection, log_prior)
-  sort(ord[seq_len(k[which.max(total)])])
-}
-
-pursuit_map_loglik <- function(steps) {
-  vapply(steps, function(s) -s$nll - s$penalty, numeric(1))
-}
-
-# Refinement of the selection: the pursuit visits only a few support sizes,
-# and its best level can hold inliers (backward pursuit drops points in
-# blocks) or miss outliers. From each of the `starts` best models (by BIC),
-# the candidate support is the one that maximises the rule's score with the
-# Lemma-1 gains taken as additive (pursuit_candidates()); the model is
-# refitted there from a warm and a cold start, the better refit joins the
-# trace, and the step is repeated from it while its score improves on the
-# model it came from (at most `rounds` times), stopping at a support already
-# fitted. The caller selects the best-scoring model of the whole trace.
-pursuit_refine <- function(raw, xs, ys, kernel, selection, log_prior, ctl, core_fit, backend,
-                           cold_start, starts = 3L, rounds = 3L, cold = TRUE) {
-  n <- length(ys)
-  size_of <- function(steps) vapply(steps, function(s) length(s$support), integer(1))
-  score_of <- function(steps) {
-    pursuit_scores(pursuit_map_loglik(steps), size_of(steps), n, selection, log_prior)$score
-  }
-  score <- score_of(raw$steps)
-  visited <- lapply(raw$steps, function(s) sort(s$support))
-  # Starts: the best pursuit models under the mildest price (BIC), so that a
-  # level which overshoots the outlier set (backward pursuit drops points in
-  # blocks) is among them even when the rule's own price would rank it low.
-  bic <- pursuit_scores(pursuit_map_loglik(raw$steps), size_of(raw$steps), n, "bic", NULL)$score
-  for (t0 in utils::head(order(bic, decreasing = TRUE), starts)) {
-    cur <- t0
-    for (round in seq_len(rounds)) {
-      st <- raw$steps[[cur]]
-      gain <- call_core(.gpr_pursuit_gain(xs, ys, kernel_spec(kernel, st$log_par), st$mean,
-                                          exp(st$log_noise), st$rho, backend, ctl$neighbors,
-                                          ctl$threads %||% 1L))
-      cand <- pursuit_candidates(gain, n, selection, log_prior)
-      if (length(cand) >= n || any(vapply(visited, identical, logical(1), cand))) break
-      visited <- c(visited, list(cand))
-      ctl_ref <- ctl
-      ctl_ref$backward <- FALSE
-      ctl_ref$levels <- integer(0)
-      ctl_ref$initial_support <- as.integer(cand)
-      # Two starts: warm (this model's hyperparameters) and cold (the
-      # pursuit's initial values). With a clean support the cold start can
-      # leave a poor basin that the backward pursuit fell into at full
-      # support (e.g. a relevant input given a huge length-scale).
-      warm <- core_fit(st$log_par, st$mean, st$log_noise, ctl_ref)
-      cold_fit <- if (cold) core_fit(cold_start$log_par, cold_start$mean, cold_start$log_noise, ctl_ref)
-      ref <- if (!is.null(cold_fit) && score_of(cold_fit$steps) > score_of(warm$steps)) cold_fit else warm
-      raw$steps <- c(raw$steps, ref$steps)
-      raw$stage <- c(raw$stage, "refine")
-      raw$factorizations <- raw$factorizations + warm$factorizations + (cold_fit$factorizations %||% 0)
-      raw$rank_one_updates <- raw$rank_one_updates + warm$rank_one_updates +
-        (cold_fit$rank_one_updates %||% 0)
-      score <- c(score, score_of(ref$steps))
-      if (score[length(score)] <= score[cur]) break
-      cur <- length(score)
-    }
-  }
-  raw
-}
-
-# Vecchia set-up of a pursuit (approx = "vecchia"): the conditioning sets
-# are chosen in the metric of the kernel's length-scales. With `pilot`, a
-# homoscedastic Vecchia fit (the pursuit's model with an empty support) on
-# conditioning sets chosen with the initial length-scales gives fitted
-# length-scales; the sets are chosen again in their metric, and the pursuit
-# starts from the pilot's hyperparameters, mean and sigma2 (a better start
-# than the defaults; with an empty initial support it is the first model's
-# optimum on the pilot's sets). Returns the 0-based neighbour matrix, the
-# ordering, the start and the pilot's cost.
-pursuit_vecchia_setup <- function(xs, kernel, backend, ctl, start, core_fit, pilot = TRUE) {
-  vs <- vecchia_setup(xs, kernel, backend$m)
-  evaluations <- 0
-  if (isTRUE(pilot)) {
-    ctl_pilot <- ctl
-    ctl_pilot$backward <- FALSE
-    ctl_pilot$levels <- integer(0)
-    ctl_pilot$initial_support <- NULL
-    ctl_pilot$neighbors <- vs$neighbors
-    ctl_pilot$threads <- backend$threads
-    pil <- core_fit(start$log_par, start$mean, start$log_noise, ctl_pilot)
-    st <- pil$steps[[1]]
-    evaluations <- pil$factorizations
-    vs <- vecchia_setup(xs, kernel_unflatten(kernel, st$log_par), backend$m)
-    start <- list(log_par = st$log_par, mean = st$mean, log_noise = st$log_noise)
-  }
-  list(neighbors = vs$neighbors, order = vs$order, start = start, evaluations = evaluations,
-       pilot = isTRUE(pilot))
-}
-
-new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, selection, refine, prior_mean,
-                            x_center, x_scale, y_center, y_scale, direction, parameterization,
-                            average, control, levels, backend = NULL, vecchia = NULL) {
-  n <- length(y)
-  is_vecchia <- identical(backend$approx, "vecchia")
-  steps <- raw$steps
-  size <- vapply(steps, function(s) length(s$support), integer(1))
-  nll <- vapply(steps, function(s) s$nll, numeric(1))
-  penalty <- vapply(steps, function(s) s$penalty, numeric(1))
-  loglik_std <- -nll
-  sc <- pursuit_scores(loglik_std - penalty, size, n, selection, log_prior)
-  score <- sc$score
-  lp <- sc$log_prior
-  post <- exp(score - max(score)); post <- post / sum(post)
-  # "esd" selects by its test (pursuit_esd()); its scores are the BIC's
-  sel <- raw$selected %||% which.max(score)
-  trace <- data.frame(step = seq_along(steps), stage = raw$stage %||% rep("pursuit", length(steps)),
-                      size = size,
-                      loglik = loglik_std - n * log(y_scale), log_hyperprior = -penalty,
-                      log_prior = lp, score = score,
-                      posterior = post,
-                      iterations = vapply(steps, function(s) s$iterations, integer(1)),
-                      evaluations = vapply(steps, function(s) s$evaluations, integer(1)),
-                      converged = vapply(steps, function(s) s$converged, logical(1)),
-                      sigma2 = vapply(steps, function(s) exp(s$log_noise), numeric(1)) * y_scale^2)
-  st <- steps[[sel]]
-  kern <- kernel_unflatten(kernel, st$log_par)
-  # Lemma-1 optimal rho of every point in the selected model (one more
-  # factorization): the noise score off the support.
-  rho_star <- call_core(.gpr_pursuit_lemma1(x, y, kernel_spec(kernel, st$log_par), st$mean,
-                                            exp(st$log_noise), st$rho, vecchia$neighbors,
-                                            backend$threads %||% 1L))
-  rho_star[st$support] <- st$rho[st$support]
-  structure(list(
-    support = sort(st$support), rho = st$rho * y_scale^2, rho_star = rho_star * y_scale^2,
-    s = if (parameterization == "convex") st$value else NULL,
-    sigma2 = exp(st$log_noise) * y_scale^2, mean = y_center + y_scale * st$mean,
-    kernel = kern, trace = trace, selected = sel, steps = steps,
-    factorizations = raw$factorizations + 1 + (vecchia$evaluations %||% 0),
-    rank_one_updates = raw$rank_one_updates,
-    approx = backend$approx %||% "dense",
-    neighbors = if (is_vecchia) backend$m else NA_integer_,
-    threads = backend$threads %||% 1L,
-    vecchia_neighbors = vecchia$neighbors, vecchia_order = vecchia$order,
-    vecchia_pilot = isTRUE(vecchia$pilot), jitter = raw$jitter %||% 0,
-    stopped_early = raw$stopped_early, converged = all(trace$converged),
-    iterations = sum(trace$iterations), n = n, n_par = sum(fl$free) + 2L,
-    x = x, y = y, x_center = x_center, x_scale = x_scale, y_center = y_center, y_scale = y_scale,
-    direction = direction, parameterization = parameterization, selection = selection,
-    refine = refine, prior_mean = prior_mean,
-    average = average, control = control, levels = levels, kernel_std = kernel, fl = fl),
-    class = "gpr_pursuit")
 }

@@ -62,11 +62,12 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
   if (method == "auto" && !has_ranger) method <- "gp"
   forest <- gp <- NULL
   if (method %in% c("auto", "forest")) forest <- forest_oof(x, y, folds, threads, verbose)
-  # The dense operator holds three n x n matrices; beyond the memory option
-  # "auto" keeps to the forest (a Vecchia operator would lift this).
-  dense_ok <- 3 * 8 * as.double(nrow(x))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
-  if (method == "gp" || (method == "auto" && ncol(x) <= gp_max_dim && dense_ok)) {
-    gp <- gp_loo_oof(x, y, subsample = gp_subsample, approx = "dense")
+  # The dense operator holds three n x n matrices; above gp_loo_dense_max
+  # rows the Vecchia operator (O(n m) memory) is used instead.
+  dense <- nrow(x) <= getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)
+  memory_ok <- !dense || 3 * 8 * as.double(nrow(x))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
+  if (method == "gp" || (method == "auto" && ncol(x) <= gp_max_dim && memory_ok)) {
+    gp <- gp_loo_oof(x, y, subsample = gp_subsample, threads = threads)
   }
   choice <- NULL
   if (method == "auto") {
@@ -75,7 +76,7 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
     use_gp <- !is.null(gp) && mad_gp < mad_forest
     choice <- data.frame(model = c("forest", "gp"), median_abs_residual = c(mad_forest, mad_gp),
                          dimension_ok = c(TRUE, ncol(x) <= gp_max_dim),
-                         memory_ok = c(TRUE, dense_ok),
+                         memory_ok = c(TRUE, memory_ok),
                          chosen = c(!use_gp, use_gp))
     method <- if (use_gp) "gp" else "forest"
   }
@@ -110,42 +111,56 @@ forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_
                         min_node_size, folds))
 }
 
+# Largest n at which find_label_issues' GP leave-one-out is dense (exact;
+# option noisylabels.gp_loo_dense_max overrides it, for experiments);
+# above it the Vecchia operator with gp_loo_neighbors neighbours.
+gp_loo_dense_max <- 5000L
+gp_loo_neighbors <- 20L
+
 # Leave-one-out means and sds of a GP at full n. Hyperparameters come from a
 # standard GP fitted to a random subsample of at most `subsample` rows
 # ([gpr_baseline()]: ARD RBF kernel, constant mean, homoscedastic noise);
-# the LOO quantities at full n come from the covariance operator `approx`.
-# "dense" is one Cholesky factorisation and its inverse: with Q = C^-1,
-# LOO mean y_i - (Q y)_i / Q_ii and LOO variance 1 / Q_ii (Rasmussen and
-# Williams eq. 5.12), the variance including the label's noise. This is the
-# one place a Vecchia operator (Q = U U', same two formulas) plugs in.
-gp_loo_oof <- function(x, y, subsample = 2000, approx = c("dense")) {
+# the LOO quantities at full n come from the covariance operator in C++
+# (gp_loo()): dense up to gp_loo_dense_max rows, Vecchia above (conditioning
+# sets chosen in the metric of the fitted length-scales).
+gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecchia"),
+                       threads = 1L) {
   approx <- match_arg(approx)
   n <- nrow(x)
-  check_dense_memory(n, copies = 3)
+  dense_max <- getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)
+  if (approx == "auto") approx <- if (n <= dense_max) "dense" else "vecchia"
+  if (approx == "dense") check_dense_memory(n, copies = 3)
   sub <- if (n > subsample) sort(sample.int(n, subsample)) else seq_len(n)
   base <- gpr_baseline(x[sub, , drop = FALSE], y[sub], "standard")$fit
   xs <- scale_inputs(x, base$x_center, base$x_scale)
   ys <- (y - base$mean) / base$y_scale
-  cov <- kernel_matrix(base$kernel, xs)
-  diag(cov) <- diag(cov) + base$sigma2 / base$y_scale^2 + 1e-8
-  loo <- loo_dense(cov, ys)
-  rm(cov)
+  kernel <- kernel_resolve(base$kernel, xs)
+  neighbors <- if (approx == "vecchia") vecchia_setup(xs, kernel, gp_loo_neighbors)$neighbors
+  loo <- gp_loo(xs, ys, kernel, base$sigma2 / base$y_scale^2 + 1e-8, neighbors, threads)
+  what <- if (approx == "dense") "exact leave-one-out"
+          else sprintf("Vecchia leave-one-out (%d neighbours)", gp_loo_neighbors)
   list(mean = y - loo$residual * base$y_scale, sd = loo$sd * base$y_scale,
-       method = sprintf("GP (ARD RBF, hyperparameters from %d rows), exact leave-one-out at n = %d",
-                        length(sub), n),
+       method = sprintf("GP (ARD RBF, hyperparameters from %d rows), %s at n = %d",
+                        length(sub), what, n),
        kernel = base$kernel, noise_var = base$sigma2)
 }
 
-loo_dense <- function(cov, ys) {
-  u <- tryCatch(chol(cov), error = function(e) {
-    abort_numeric(c("The GP covariance is not positive definite.", "x" = conditionMessage(e),
-                    "i" = "Duplicated inputs with a tiny noise variance cause this; try {.code method = \"forest\"}."))
-  })
-  q <- chol2inv(u)
-  rm(u)
-  alpha <- drop(q %*% ys)
-  d <- diag(q)
-  list(residual = alpha / d, sd = sqrt(1 / d))
+# Leave-one-out residuals y_i - E[y_i | y_-i] and sds (noise included) of a
+# GP with this kernel and noise variances: with Q the precision of the
+# covariance operator's model (C^-1, or the Vecchia approximation's),
+# residual (Q y)_i / Q_ii and variance 1 / Q_ii (Rasmussen and Williams
+# eq. 5.12). `neighbors`: the Vecchia conditioning sets (n x m, 0-based), or
+# NULL for the exact GP.
+gp_loo <- function(x, y, kernel, noise_var, neighbors = NULL, threads = 1L) {
+  kernel <- kernel_resolve(kernel, x)
+  res <- tryCatch(
+    .gp_loo(x, y, kernel_spec(kernel), rep_len(as.numeric(noise_var), length(y)), neighbors,
+            as.integer(threads)),
+    error = function(e) {
+      abort_numeric(c("The GP covariance is not positive definite.", "x" = conditionMessage(e),
+                      "i" = "Duplicated inputs with a tiny noise variance cause this; try {.code method = \"forest\"}."))
+    })
+  list(residual = res$residual, sd = res$sd)
 }
 
 # Fold assignment from R's RNG: stratified by class for factors (every class

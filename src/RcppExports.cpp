@@ -282,6 +282,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_loo_cpp
+Rcpp::List gp_loo_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise_var, Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors, int threads);
+RcppExport SEXP _noisylabels_gp_loo_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noise_varSEXP, SEXP neighborsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type noise_var(noise_varSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerMatrix> >::type neighbors(neighborsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_loo_cpp(x, y, spec, noise_var, neighbors, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpr_pursuit_fit_cpp
 Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec kernel_lower, const MapVec kernel_upper, double mean0, double log_noise0, Rcpp::NumericVector mean_bounds, Rcpp::NumericVector log_noise_bounds, Rcpp::List control, Rcpp::Nullable<Rcpp::Function> progress);
 RcppExport SEXP _noisylabels_gpr_pursuit_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP kernel_lowerSEXP, SEXP kernel_upperSEXP, SEXP mean0SEXP, SEXP log_noise0SEXP, SEXP mean_boundsSEXP, SEXP log_noise_boundsSEXP, SEXP controlSEXP, SEXP progressSEXP) {
@@ -359,37 +375,35 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gpr_pursuit_predict_cpp
-Rcpp::List gpr_pursuit_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, const MapMat xnew, std::string backend);
-RcppExport SEXP _noisylabels_gpr_pursuit_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP xnewSEXP, SEXP backendSEXP) {
+// gpr_trimmed_subset_cpp
+Rcpp::List gpr_trimmed_subset_cpp(const MapMat x, Rcpp::List spec, double noise, const MapVec r, int n_trim, int max_iter, double tol, std::string backend);
+RcppExport SEXP _noisylabels_gpr_trimmed_subset_cpp(SEXP xSEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP rSEXP, SEXP n_trimSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP backendSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< double >::type mean(meanSEXP);
     Rcpp::traits::input_parameter< double >::type noise(noiseSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type rho(rhoSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type xnew(xnewSEXP);
-    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_predict_cpp(x, y, spec, mean, noise, rho, xnew, backend));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpr_trimmed_subset_cpp
-Rcpp::List gpr_trimmed_subset_cpp(const MapMat k, const MapVec r, int n_trim, int max_iter, double tol, std::string backend);
-RcppExport SEXP _noisylabels_gpr_trimmed_subset_cpp(SEXP kSEXP, SEXP rSEXP, SEXP n_trimSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP backendSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type k(kSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type r(rSEXP);
     Rcpp::traits::input_parameter< int >::type n_trim(n_trimSEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_trimmed_subset_cpp(k, r, n_trim, max_iter, tol, backend));
+    rcpp_result_gen = Rcpp::wrap(gpr_trimmed_subset_cpp(x, spec, noise, r, n_trim, max_iter, tol, backend));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_forward_search_cpp
+Rcpp::List gp_forward_search_cpp(const MapMat x, Rcpp::List spec, double noise, const MapVec r);
+RcppExport SEXP _noisylabels_gp_forward_search_cpp(SEXP xSEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP rSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< double >::type noise(noiseSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type r(rSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_forward_search_cpp(x, spec, noise, r));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -712,12 +726,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
     {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 11},
+    {"_noisylabels_gp_loo_cpp", (DL_FUNC) &_noisylabels_gp_loo_cpp, 6},
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 11},
     {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 9},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 8},
     {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 9},
-    {"_noisylabels_gpr_pursuit_predict_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_predict_cpp, 8},
-    {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 6},
+    {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 8},
+    {"_noisylabels_gp_forward_search_cpp", (DL_FUNC) &_noisylabels_gp_forward_search_cpp, 4},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},

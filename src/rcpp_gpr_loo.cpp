@@ -52,7 +52,7 @@ Rcpp::List gpr_loo_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, cons
   GprLooResult r = gpr_loo_fit(xm, ym, kernel, s0, starts, lower, upper, opt, monitor);
   monitor.flush();
   return Rcpp::List::create(
-      Rcpp::Named("sigma") = r.sigma, Rcpp::Named("log_par") = r.log_par,
+      Rcpp::Named("sigma") = r.noise_var, Rcpp::Named("log_par") = r.log_par,
       Rcpp::Named("objective") = r.objective, Rcpp::Named("trace") = r.trace,
       Rcpp::Named("trace_factorizations") = r.trace_factorizations,
       Rcpp::Named("factorizations") = r.factorizations, Rcpp::Named("sweeps") = r.sweeps,
@@ -166,5 +166,24 @@ Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const
   GpPrediction p = cov->predict(noise, xnew, want_var);
   return Rcpp::List::create(Rcpp::Named("mean") = p.mean,
                             Rcpp::Named("var") = want_var ? Rcpp::wrap(p.var) : R_NilValue,
+                            Rcpp::Named("jitter") = cov->max_jitter());
+}
+
+// Leave-one-out residuals and standard deviations of a GP with noise
+// variances `noise_var` (find_label_issues' GP path), from one evaluation of
+// the covariance operator: dense, or Vecchia with these conditioning sets.
+// The sd includes the label's own noise.
+// [[Rcpp::export(.gp_loo)]]
+Rcpp::List gp_loo_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise_var,
+                      Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors = R_NilValue,
+                      int threads = 1) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd ym = y;
+  Eigen::MatrixXi nn;
+  if (neighbors.isNotNull()) nn = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors.get()));
+  auto cov = make_covariance(xm, ym, kernel_from_list(spec), JitterPolicy(), nn, threads);
+  const LooQuantities loo = loo_quantities(cov->evaluate(noise_var));
+  return Rcpp::List::create(Rcpp::Named("residual") = loo.residual,
+                            Rcpp::Named("sd") = loo.variance.cwiseSqrt(),
                             Rcpp::Named("jitter") = cov->max_jitter());
 }

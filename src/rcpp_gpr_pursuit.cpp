@@ -2,7 +2,11 @@
 #include "noisylabels_types.h"
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
+#include "gpr/forward_search.h"
 #include "gpr/gpr_pursuit.h"
+#include "gpr/gpr_trimmed.h"
+
+#include <limits>
 
 using namespace noisylabels;
 
@@ -89,7 +93,7 @@ Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
                             Rcpp::Named("jitter") = res.max_jitter);
 }
 
-// Packed objective NLL/n and its gradient (tests; spec §2.2).
+// Packed objective NLL/n and its gradient (tests).
 // [[Rcpp::export(.gpr_pursuit_objective)]]
 Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
                                      const MapVec z, Rcpp::IntegerVector support, bool convex,
@@ -117,18 +121,29 @@ Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List 
 
 namespace {
 
-// Lemma-1 values (rho* or gain) of the Vecchia model with these
-// conditioning sets: from Q r and diag(Q) (see gpr_pursuit.cpp).
-Eigen::VectorXd vecchia_lemma1(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
-                               Rcpp::List spec, double mean, double noise,
-                               const Eigen::VectorXd& rho, Rcpp::IntegerMatrix neighbors,
-                               int threads, bool gain) {
+// Lemma-1 values (rho* or gain) of the model with noise variances
+// sigma2 + rho_i, from the leave-one-out quantities of the covariance
+// operator: dense, or Vecchia with these conditioning sets (Q r and diag(Q)).
+Eigen::VectorXd lemma1_of_model(const MapMat& x, const MapVec& y, Rcpp::List spec, double mean,
+                                double noise, const MapVec& rho, const JitterPolicy& jitter,
+                                Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors, int threads,
+                                bool gain) {
+  const Eigen::MatrixXd xm = x;
   const Eigen::VectorXd r = y.array() - mean;
-  const Eigen::MatrixXi nn = Rcpp::as<Eigen::MatrixXi>(neighbors);
-  VecchiaCovariance cov(x, r, kernel_from_list(spec), JitterPolicy(), nn, threads);
-  const Eigen::VectorXd s = rho.array() + noise;
-  const CovEval e = cov.evaluate(s);
-  return lemma1_from_precision(e.alpha, e.inv_diag, rho, gain, noise);
+  const Kernel kernel = kernel_from_list(spec);
+  if (neighbors.isNotNull()) {
+    const Eigen::MatrixXi nn = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors.get()));
+    VecchiaCovariance cov(xm, r, kernel, jitter, nn, threads);
+    const CovEval e = cov.evaluate(Eigen::VectorXd(rho.array() + noise));
+    return lemma1_values(loo_quantities(e), rho, gain, noise);
+  }
+  // K + sigma2 I, then + diag(rho), as the pursuit's dense objective forms it.
+  DenseCovariance cov(xm, r, kernel, jitter);
+  Eigen::MatrixXd c = cov.matrix(Eigen::VectorXd::Constant(r.size(), noise), false);
+  c.diagonal() += rho;
+  const Cholesky chol = cov.factor(std::move(c));
+  return lemma1_values(loo_quantities(chol, r), rho, gain,
+                       -std::numeric_limits<double>::infinity());
 }
 
 }  // namespace
@@ -140,17 +155,7 @@ Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::Lis
                                        double mean, double noise, const MapVec rho,
                                        Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors = R_NilValue,
                                        int threads = 1) {
-  if (neighbors.isNotNull()) {
-    return vecchia_lemma1(x, y, spec, mean, noise, rho, Rcpp::IntegerMatrix(neighbors.get()),
-                          threads, false);
-  }
-  Kernel kernel = kernel_from_list(spec);
-  Eigen::MatrixXd k = kernel.gram(x);
-  k.diagonal().array() += noise;
-  k.diagonal() += rho;
-  Cholesky chol(k);
-  const Eigen::VectorXd r = y.array() - mean;
-  return lemma1_optimal_rho(chol, r, rho);
+  return lemma1_of_model(x, y, spec, mean, noise, rho, JitterPolicy(), neighbors, threads, false);
 }
 
 // Lemma-1 gain in log marginal likelihood of each point's own optimal rho_i.
@@ -160,42 +165,41 @@ Eigen::VectorXd gpr_pursuit_gain_cpp(const MapMat x, const MapVec y, Rcpp::List 
                                      std::string backend,
                                      Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors = R_NilValue,
                                      int threads = 1) {
-  if (neighbors.isNotNull()) {
-    return vecchia_lemma1(x, y, spec, mean, noise, rho, Rcpp::IntegerMatrix(neighbors.get()),
-                          threads, true);
-  }
   JitterPolicy jitter;
   jitter.backend = backend_from_string(backend);
-  Kernel kernel = kernel_from_list(spec);
-  Eigen::MatrixXd k = kernel.gram(x);
-  k.diagonal().array() += noise;
-  k.diagonal() += rho;
-  Cholesky chol(std::move(k), jitter);
-  const Eigen::VectorXd r = y.array() - mean;
-  return lemma1_gain(chol, r, rho);
+  return lemma1_of_model(x, y, spec, mean, noise, rho, jitter, neighbors, threads, true);
 }
 
-// [[Rcpp::export(.gpr_pursuit_predict)]]
-Rcpp::List gpr_pursuit_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean,
-                                   double noise, const MapVec rho, const MapMat xnew,
-                                   std::string backend) {
-  JitterPolicy jitter;
-  jitter.backend = backend_from_string(backend);
-  PursuitPrediction p = pursuit_predict(x, y, kernel_from_list(spec), mean, noise, rho, xnew, jitter);
-  return Rcpp::List::create(Rcpp::Named("mean") = p.mean, Rcpp::Named("variance") = p.variance);
-}
-
-// Trimmed-MLL subset step (Andrade & Takeda) at fixed K = K_f + sigma2 I.
+// Trimmed-MLL subset step (Andrade & Takeda) at fixed K = K_f + sigma2 I,
+// K formed by the dense covariance operator from x and the kernel.
 // [[Rcpp::export(.gpr_trimmed_subset)]]
-Rcpp::List gpr_trimmed_subset_cpp(const MapMat k, const MapVec r, int n_trim, int max_iter,
-                                  double tol, std::string backend) {
+Rcpp::List gpr_trimmed_subset_cpp(const MapMat x, Rcpp::List spec, double noise, const MapVec r,
+                                  int n_trim, int max_iter, double tol, std::string backend) {
   JitterPolicy jitter;
   jitter.backend = backend_from_string(backend);
-  TrimmedSubset t = trimmed_subset(k, r, n_trim, max_iter, tol, jitter);
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd rv = r;
+  DenseCovariance cov(xm, rv, kernel_from_list(spec), jitter);
+  const Eigen::MatrixXd k = cov.matrix(Eigen::VectorXd::Constant(rv.size(), noise), false);
+  TrimmedSubset t = trimmed_subset(k, rv, n_trim, max_iter, tol, jitter);
   Rcpp::IntegerVector out(t.outliers.size());
   for (std::size_t j = 0; j < t.outliers.size(); ++j) out[j] = t.outliers[j] + 1;
   return Rcpp::List::create(Rcpp::Named("offset") = t.offset, Rcpp::Named("outliers") = out,
                             Rcpp::Named("objective") = t.objective,
                             Rcpp::Named("iterations") = t.iterations,
                             Rcpp::Named("converged") = t.converged);
+}
+
+// Forward search of N(0, K_f + sigma2 I) for the residuals r (selection =
+// "esd"): entry order (1-based) and statistics; R applies the test.
+// [[Rcpp::export(.gp_forward_search)]]
+Rcpp::List gp_forward_search_cpp(const MapMat x, Rcpp::List spec, double noise, const MapVec r) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd rv = r;
+  DenseCovariance cov(xm, rv, kernel_from_list(spec), JitterPolicy());
+  const ForwardSearch fs = forward_search(cov, Eigen::VectorXd::Constant(rv.size(), noise), rv);
+  Rcpp::IntegerVector entered(fs.entered.size());
+  for (std::size_t j = 0; j < fs.entered.size(); ++j) entered[j] = fs.entered[j] + 1;
+  return Rcpp::List::create(Rcpp::Named("entered") = entered,
+                            Rcpp::Named("statistic") = fs.statistic);
 }

@@ -19,7 +19,8 @@ test_that("the trimmed-MLL subset step finds the brute-force optimal subset", {
   set.seed(11)
   n <- 9
   x <- matrix(runif(n))
-  k <- ns$.kernel_gram(x, ns$kernel_spec(ns$kernel_resolve(gp_kernel("rbf", lengthscale = 0.3), x)))
+  spec <- ns$kernel_spec(ns$kernel_resolve(gp_kernel("rbf", lengthscale = 0.3), x))
+  k <- ns$.kernel_gram(x, spec)
   diag(k) <- diag(k) + 0.01
   r <- as.vector(t(chol(k)) %*% rnorm(n))
   r[c(3, 7)] <- r[c(3, 7)] + c(3, -2.5)
@@ -30,17 +31,17 @@ test_that("the trimmed-MLL subset step finds the brute-force optimal subset", {
   pairs <- utils::combn(n, 2)
   vals <- apply(pairs, 2, inlier_term)
   best <- pairs[, which.min(vals)]
-  sub <- ns$.gpr_trimmed_subset(k, r, 2L, 20000L, 1e-10, "lapack")
+  sub <- ns$.gpr_trimmed_subset(x, spec, 0.01, r, 2L, 20000L, 1e-10, "lapack")
   expect_true(sub$converged)
   expect_equal(sub$outliers, sort(best))
   # at a converged support, b is the exact minimiser: the objective is the
   # inliers' own quadratic form
   expect_equal(sub$objective, min(vals), tolerance = 1e-6)
   # no trimming: the full quadratic form, no offset
-  none <- ns$.gpr_trimmed_subset(k, r, 0L, 200L, 1e-10, "lapack")
+  none <- ns$.gpr_trimmed_subset(x, spec, 0.01, r, 0L, 200L, 1e-10, "lapack")
   expect_equal(none$objective, sum(r * solve(k, r)), tolerance = 1e-10)
   expect_length(none$outliers, 0)
-  expect_error(ns$.gpr_trimmed_subset(k, r, n, 200L, 1e-10, "lapack"), "n_trim")
+  expect_error(ns$.gpr_trimmed_subset(x, spec, 0.01, r, n, 200L, 1e-10, "lapack"), "n_trim")
 })
 
 test_that("trimmed MLL with trim = 0 is the standard GP", {

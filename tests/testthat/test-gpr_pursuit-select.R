@@ -1,5 +1,6 @@
 # Tests for the forward-search selection of gpr_pursuit() (selection = "esd",
-# R/gpr_pursuit-select.R; issue 21): the search against brute-force
+# R/gpr_pursuit-select.R, C++ in src/core/gpr/forward_search.cpp; issue 21):
+# the search against brute-force
 # conditioning, its closed-form diagonal case, and the rule's two properties
 # (nothing flagged on a well-specified GP sample, planted outliers found).
 
@@ -9,11 +10,12 @@ test_that("each forward-search statistic is the smallest |z| given the clean set
   set.seed(11)
   n <- 25
   x <- matrix(runif(n * 2), n)
-  C <- ns$.kernel_gram(x, ns$kernel_spec(ns$kernel_resolve(gp_kernel("rbf", lengthscale = 0.3), x)))
+  kern <- ns$kernel_resolve(gp_kernel("rbf", lengthscale = 0.3), x)
+  C <- ns$.kernel_gram(x, ns$kernel_spec(kern))
   diag(C) <- diag(C) + 0.05
   r <- drop(t(chol(C)) %*% rnorm(n))
   r[c(3, 17)] <- r[c(3, 17)] + c(3, -4)
-  fs <- ns$forward_search(C, r, kmax = 10, alpha = 0.05)
+  fs <- ns$forward_search(x, kern, 0.05, r, kmax = 10, alpha = 0.05)
   expect_setequal(fs$entered, seq_len(n))
   for (m in c(0, 1, 5, 12, n - 2, n - 1)) {
     inside <- fs$entered[seq_len(m)]
@@ -37,7 +39,10 @@ test_that("with a diagonal covariance the forward search is Rosner's rule on |r|
   r <- rnorm(n)
   planted <- c(7, 40, 41, 90)
   r[planted] <- c(6, -7, 8, 5.5)
-  fs <- ns$forward_search(diag(n), r, kmax = 30, alpha = 0.05)
+  # C = I: an RBF kernel on inputs 100 length-scales apart (exp(-5000) = 0)
+  xd <- matrix(100 * seq_len(n))
+  kd <- ns$kernel_resolve(gp_kernel("rbf", lengthscale = 1, variance = 1), xd)
+  fs <- ns$forward_search(xd, kd, 0, r, kmax = 30, alpha = 0.05)
   # independent points: the clean set grows in order of |r|
   expect_equal(fs$entered, order(abs(r)))
   expect_equal(fs$statistic, sort(abs(r)))
@@ -48,7 +53,7 @@ test_that("with a diagonal covariance the forward search is Rosner's rule on |r|
   expect_equal(fs$k, n - m_star)
   expect_setequal(fs$outliers, planted)
   # nothing flagged without the planted values
-  expect_equal(ns$forward_search(diag(n), rnorm(n), kmax = 30, alpha = 0.05)$k, 0L)
+  expect_equal(ns$forward_search(xd, kd, 0, rnorm(n), kmax = 30, alpha = 0.05)$k, 0L)
 })
 
 # A sample of the model itself: y ~ GP(0, k) + N(0, s2), k RBF.

@@ -504,3 +504,20 @@ test_that("noise scores rank every label, also off the selected support", {
     expect_equal(sc[i], best / (best + s2), tolerance = 1e-4, info = paste("point", i))
   }
 })
+
+test_that("standardize_x is a deprecated alias of standardize", {
+  set.seed(31)
+  x <- matrix(runif(40), 20)
+  y <- x[, 1] + rnorm(20, sd = 0.1)
+  set.seed(1)
+  new <- suppressWarnings(gpr_pursuit(x, y, standardize = FALSE, selection = "bic", refine = FALSE,
+                                      verbose = FALSE))
+  set.seed(1)
+  expect_warning(old <- gpr_pursuit(x, y, standardize_x = FALSE, selection = "bic", refine = FALSE,
+                                    verbose = FALSE),
+                 class = "noisylabels_warning_deprecated")
+  expect_identical(old$x_scale, rep(1, 2))
+  expect_identical(fitted(old), fitted(new))
+  expect_error(gpr_pursuit(x, y, standardize = TRUE, standardize_x = FALSE, verbose = FALSE),
+               class = "noisylabels_error_input")
+})

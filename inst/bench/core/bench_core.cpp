@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "gpr_loo.h"
-#include "kernels.h"
-#include "linalg.h"
+#include "gpr/gpr_loo.h"
+#include "gp/kernels.h"
+#include "linalg/linalg.h"
 
 using namespace noisylabels;
 

@@ -23,11 +23,12 @@ int thread_id() {
 }
 
 // C[S, S] for the points whose inputs are the first k columns of xs (d x k):
-// kernel values with the nugget on the diagonal, plus the noise s[idx[a]];
+// kernel values with the nugget on the diagonal, plus noise_var[idx[a]];
 // if dk is given, row pos of it receives the kernel's log-parameter
 // derivatives for the pos-th (a >= b) pair in column-major lower order.
 void fill_block(const Kernel& kern, const MatrixXd& xs, const std::vector<int>& idx,
-                const VectorXd& s, MatrixXd& sigma, MatrixXd* dk, std::vector<double>& dkp) {
+                const VectorXd& noise_var, MatrixXd& sigma, MatrixXd* dk,
+                std::vector<double>& dkp) {
   const int k = static_cast<int>(idx.size());
   sigma.resize(k, k);
   int pos = 0;
@@ -41,23 +42,40 @@ void fill_block(const Kernel& kern, const MatrixXd& xs, const std::vector<int>& 
         for (int j = 0; j < static_cast<int>(dkp.size()); ++j) (*dk)(pos, j) = dkp[j];
       }
     }
-    sigma(b, b) += s(idx[b]);
+    sigma(b, b) += noise_var(idx[b]);
   }
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// Dense backend: today's exact numbers (one Cholesky of the n x n C).
+// Dense backend: one Cholesky of the n x n C.
 
-CovEval DenseCovariance::evaluate(const VectorXd& s) {
-  if (gram_.size() == 0) gram_ = kernel_.gram(x_);
-  MatrixXd c = gram_;
-  c.diagonal() += s;
+MatrixXd DenseCovariance::matrix(const VectorXd& noise_var, bool keep_gram) {
+  if (noise_var.size() != n()) throw std::invalid_argument("dense: noise vector has the wrong length");
+  MatrixXd c;
+  if (gram_.size() > 0) {
+    c = gram_;
+  } else if (keep_gram) {
+    gram_ = kernel_.gram(x_);
+    c = gram_;
+  } else {
+    c = kernel_.gram(x_);
+  }
+  c.diagonal() += noise_var;
+  return c;
+}
+
+Cholesky DenseCovariance::factor(MatrixXd c) {
   Cholesky chol;
   chol.compute(std::move(c), jitter_policy_);
   ++factorizations_;
   max_jitter_ = std::max(max_jitter_, chol.jitter());
+  return chol;
+}
+
+CovEval DenseCovariance::evaluate(const VectorXd& noise_var) {
+  const Cholesky chol = factor(noise_var);
   CovEval e;
   e.alpha = chol.solve(y_);
   e.inv_diag = chol.inverse_diagonal();
@@ -66,11 +84,12 @@ CovEval DenseCovariance::evaluate(const VectorXd& s) {
   return e;
 }
 
-double DenseCovariance::nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) {
-  // One n x n buffer end to end: K is built in it, factored in place, turned
-  // into C^-1 by dpotri in place, and the gradient reads its lower triangle.
-  MatrixXd c = kernel_.gram(x_);
-  c.diagonal() += s;
+double DenseCovariance::nll_gradient(const VectorXd& noise_var, VectorXd& grad_theta,
+                                     VectorXd* grad_noise_var) {
+  // One n x n buffer end to end: C is factored in place, turned into C^-1 by
+  // dpotri in place, and the gradient reads its lower triangle. K is not
+  // cached by this call (the L-BFGS step in theta changes it at every call).
+  MatrixXd c = matrix(noise_var, false);
   Cholesky chol;
   chol.compute_symmetric(std::move(c), jitter_policy_);
   ++factorizations_;
@@ -78,23 +97,28 @@ double DenseCovariance::nll_gradient(const VectorXd& s, VectorXd& grad_theta, Ve
   const VectorXd alpha = chol.solve(y_);
   const double nll = gaussian_nll(chol, y_, alpha);
   const MatrixXd cinv = chol.release_inverse_lower();
-  // W = alpha alpha' - C^-1; d nll / d theta = -1/2 sum W dK/dtheta (DESIGN.md §3).
+  // W = alpha alpha' - C^-1; d nll / d theta = -1/2 sum W dK/dtheta (the
+  // kernels' gradient contract, kernels.h).
   grad_theta = -kernel_.gradient(x_, alpha, cinv);
-  if (grad_s) *grad_s = 0.5 * (cinv.diagonal().array() - alpha.array().square()).matrix();
+  if (grad_noise_var) {
+    *grad_noise_var = 0.5 * (cinv.diagonal().array() - alpha.array().square()).matrix();
+  }
   return nll;
 }
 
-GpPrediction DenseCovariance::predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) {
-  MatrixXd c = kernel_.gram(x_);
-  c.diagonal() += s;
-  Cholesky chol(std::move(c), jitter_policy_);
-  ++factorizations_;
-  max_jitter_ = std::max(max_jitter_, chol.jitter());
+GpPrediction DenseCovariance::predict(const VectorXd& noise_var, const MatrixXd& xnew,
+                                      bool want_var) {
+  return predict(factor(noise_var), xnew, want_var);
+}
+
+GpPrediction DenseCovariance::predict(const Cholesky& chol, const MatrixXd& xnew,
+                                      bool want_var) const {
   const VectorXd alpha = chol.solve(y_);
   GpPrediction p;
   const MatrixXd kx = kernel_.cross(x_, xnew);  // n x n_new
   p.mean = kx.transpose() * alpha;
   if (want_var) {
+    // L^-1 K_*: its columns' squared norms are the variance explained by the data.
     const MatrixXd v = chol.factor().triangularView<Eigen::Lower>().solve(kx);
     p.var = (kernel_.diag(xnew).array() - v.colwise().squaredNorm().transpose().array()).max(0.0);
   }
@@ -176,14 +200,14 @@ double factor_block(MatrixXd& sigma, const JitterPolicy& policy, Eigen::LLT<Matr
 
 }  // namespace
 
-double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_theta,
-                               VectorXd* grad_s) {
+double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorXd* grad_theta,
+                               VectorXd* grad_noise_var) {
   const int n = this->n();
   const int m = static_cast<int>(nn_.cols());
   const int d = static_cast<int>(xt_.rows());
   const int p = kernel_.n_par();
-  if (s.size() != n) throw std::invalid_argument("vecchia: noise vector has the wrong length");
-  const bool want_scatter = eval != nullptr || grad_s != nullptr;
+  if (noise_var.size() != n) throw std::invalid_argument("vecchia: noise vector has the wrong length");
+  const bool want_scatter = eval != nullptr || grad_noise_var != nullptr;
   const bool want_theta = grad_theta != nullptr;
   const int n_threads = threads_;
   std::vector<double> nll_part(n_threads, 0.0), jitter_part(n_threads, 0.0);
@@ -218,7 +242,7 @@ double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_
       w.idx.push_back(i);
       const int k = static_cast<int>(w.idx.size());
       for (int a = 0; a < k; ++a) w.xs.col(a) = xt_.col(w.idx[a]);
-      fill_block(kern, w.xs, w.idx, s, w.sigma, want_theta ? &w.dk : nullptr, w.dkp);
+      fill_block(kern, w.xs, w.idx, noise_var, w.sigma, want_theta ? &w.dk : nullptr, w.dkp);
       const double jit = factor_block(w.sigma, policy, llt);
       if (jit < 0) {
         error[tid] = "the covariance of conditioning set " + std::to_string(i + 1) +
@@ -290,7 +314,7 @@ double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_
       q += qd[t];
       g += gneg[t];
     }
-    if (grad_s) *grad_s = 0.5 * (q - g);
+    if (grad_noise_var) *grad_noise_var = 0.5 * (q - g);
     if (eval) {
       eval->nll = nll;
       eval->alpha = std::move(a);
@@ -305,17 +329,19 @@ double VecchiaCovariance::pass(const VectorXd& s, CovEval* eval, VectorXd* grad_
   return nll;
 }
 
-CovEval VecchiaCovariance::evaluate(const VectorXd& s) {
+CovEval VecchiaCovariance::evaluate(const VectorXd& noise_var) {
   CovEval e;
-  pass(s, &e, nullptr, nullptr);
+  pass(noise_var, &e, nullptr, nullptr);
   return e;
 }
 
-double VecchiaCovariance::nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) {
-  return pass(s, nullptr, &grad_theta, grad_s);
+double VecchiaCovariance::nll_gradient(const VectorXd& noise_var, VectorXd& grad_theta,
+                                       VectorXd* grad_noise_var) {
+  return pass(noise_var, nullptr, &grad_theta, grad_noise_var);
 }
 
-GpPrediction VecchiaCovariance::predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) {
+GpPrediction VecchiaCovariance::predict(const VectorXd& noise_var, const MatrixXd& xnew,
+                                        bool want_var) {
   const int n_new = static_cast<int>(xnew.rows());
   const int m = static_cast<int>(new_neighbors_.cols());
   const int d = static_cast<int>(xt_.rows());
@@ -352,7 +378,7 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& s, const MatrixXd& xnew,
       const int k = static_cast<int>(idx.size());
       if (k > 0) {
         for (int a = 0; a < k; ++a) xs.col(a) = xt_.col(idx[a]);
-        fill_block(kernel_, xs, idx, s, sigma, nullptr, no_dk);
+        fill_block(kernel_, xs, idx, noise_var, sigma, nullptr, no_dk);
         const double jit = factor_block(sigma, policy, llt);
         if (jit < 0) {
           error[tid] = "the covariance of the neighbours of new point " + std::to_string(first(b) + 1) +

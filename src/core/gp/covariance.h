@@ -1,10 +1,11 @@
-// The covariance-operator layer (DESIGN.md §7): what the GP regression methods
-// need from C = K(theta) + diag(s), s one noise variance per observation,
-// behind one interface with interchangeable backends.
+// The covariance-operator layer: what the GP regression methods need from
+// C = K(theta) + diag(noise_var), one noise variance per observation, behind
+// one interface with interchangeable backends (ARCHITECTURE.md, "GP layer").
 //
 //   kernels (k, its gradient contract)  ->  CovarianceOperator  ->  gpr_loo, ...
 //
-// Every backend answers, for the current kernel hyperparameters and a given s:
+// Every backend answers, for the current kernel hyperparameters and given
+// noise variances s (`noise_var` in the code):
 //   nll       0.5 y'C^-1 y + 0.5 log|C| + n/2 log 2pi   (of its own model)
 //   alpha     C^-1 y            (Vecchia: Q y, Q the approximate precision)
 //   inv_diag  diag(C^-1)        (Vecchia: diag(Q))
@@ -54,12 +55,15 @@ class CovarianceOperator {
   const Kernel& kernel() const { return kernel_; }
   virtual void set_log_par(const VectorXd& p) { kernel_.set_log_par(p); }
 
-  // nll, alpha, inv_diag and grad_neg at noise variances s.
-  virtual CovEval evaluate(const VectorXd& s) = 0;
-  // nll and its gradient in log theta (always) and in s (if grad_s is given).
-  virtual double nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) = 0;
-  // Posterior of f at new inputs given noise s on the training labels.
-  virtual GpPrediction predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) = 0;
+  // nll, alpha, inv_diag and grad_neg at these noise variances.
+  virtual CovEval evaluate(const VectorXd& noise_var) = 0;
+  // nll and its gradient in log theta (always) and in the noise variances
+  // (if grad_noise_var is given).
+  virtual double nll_gradient(const VectorXd& noise_var, VectorXd& grad_theta,
+                              VectorXd* grad_noise_var) = 0;
+  // Posterior of f at new inputs given these noise variances of the training labels.
+  virtual GpPrediction predict(const VectorXd& noise_var, const MatrixXd& xnew,
+                               bool want_var) = 0;
 
   // Factorizations (dense) or full passes over the conditioning sets
   // (Vecchia) so far, and the largest jitter any of them needed.
@@ -75,7 +79,11 @@ class CovarianceOperator {
   double max_jitter_ = 0;
 };
 
-// Exact GP: one dense Cholesky of C per evaluation.
+// Exact GP: one dense Cholesky of C per evaluation. matrix() is the one
+// place the package forms K + diag(noise_var) and factor() the one place it
+// factors it: every dense GP regression path (gpr_loo, the pursuit's
+// objective, Lemma 1 and predictor, the trimming baselines, the forward
+// search, find_label_issues' leave-one-out) goes through them.
 class DenseCovariance : public CovarianceOperator {
  public:
   using CovarianceOperator::CovarianceOperator;
@@ -83,9 +91,22 @@ class DenseCovariance : public CovarianceOperator {
     CovarianceOperator::set_log_par(p);
     gram_.resize(0, 0);
   }
-  CovEval evaluate(const VectorXd& s) override;
-  double nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) override;
-  GpPrediction predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) override;
+  // C = K(theta) + diag(noise_var); K is cached between calls at the same
+  // theta (keep_gram = false: used if cached, not stored, saving an n x n).
+  MatrixXd matrix(const VectorXd& noise_var, bool keep_gram = true);
+  // Cholesky factor of C with the operator's jitter policy (counted).
+  Cholesky factor(const VectorXd& noise_var, bool keep_gram = true) {
+    return factor(matrix(noise_var, keep_gram));
+  }
+  // The same for a C from matrix() that the caller has added to (the
+  // pursuit adds its rho_i, scaled by the diagonal of K + sigma2 I).
+  Cholesky factor(MatrixXd c);
+  CovEval evaluate(const VectorXd& noise_var) override;
+  double nll_gradient(const VectorXd& noise_var, VectorXd& grad_theta,
+                      VectorXd* grad_noise_var) override;
+  GpPrediction predict(const VectorXd& noise_var, const MatrixXd& xnew, bool want_var) override;
+  // Predictions from a factor of C already at hand (the pursuit keeps one).
+  GpPrediction predict(const Cholesky& chol, const MatrixXd& xnew, bool want_var) const;
 
  private:
   MatrixXd gram_;  // K(theta), cached between evaluations at the same theta
@@ -103,15 +124,16 @@ class VecchiaCovariance : public CovarianceOperator {
  public:
   VecchiaCovariance(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
                     const JitterPolicy& jitter, const Eigen::MatrixXi& neighbors, int threads);
-  CovEval evaluate(const VectorXd& s) override;
-  double nll_gradient(const VectorXd& s, VectorXd& grad_theta, VectorXd* grad_s) override;
+  CovEval evaluate(const VectorXd& noise_var) override;
+  double nll_gradient(const VectorXd& noise_var, VectorXd& grad_theta,
+                      VectorXd* grad_noise_var) override;
   // Each new point conditions on its own nearest training points
   // (`new_neighbors`, set before calling; n_new x m', 0-based, -1 padded).
   // Block form (`block_start` non-empty, n_blocks + 1 offsets): the new
   // points are ordered by block, rows block_start[b] .. block_start[b+1] - 1
   // share the conditioning set in row b of `nn` (n_blocks x m'), which is
   // factored once per block.
-  GpPrediction predict(const VectorXd& s, const MatrixXd& xnew, bool want_var) override;
+  GpPrediction predict(const VectorXd& noise_var, const MatrixXd& xnew, bool want_var) override;
   void set_prediction_neighbors(const Eigen::MatrixXi& nn,
                                 const Eigen::VectorXi& block_start = Eigen::VectorXi()) {
     new_neighbors_ = nn;
@@ -119,14 +141,15 @@ class VecchiaCovariance : public CovarianceOperator {
   }
   // evaluate() and nll_gradient() (with grad_s) from one pass over the
   // conditioning sets (gpr_pursuit needs alpha for its mean's gradient).
-  double evaluate_gradient(const VectorXd& s, CovEval& eval, VectorXd& grad_theta,
-                           VectorXd& grad_s) {
-    return pass(s, &eval, &grad_theta, &grad_s);
+  double evaluate_gradient(const VectorXd& noise_var, CovEval& eval, VectorXd& grad_theta,
+                           VectorXd& grad_noise_var) {
+    return pass(noise_var, &eval, &grad_theta, &grad_noise_var);
   }
 
  private:
   // One pass over all conditioning sets; fills what is asked for.
-  double pass(const VectorXd& s, CovEval* eval, VectorXd* grad_theta, VectorXd* grad_s);
+  double pass(const VectorXd& noise_var, CovEval* eval, VectorXd* grad_theta,
+              VectorXd* grad_noise_var);
   Eigen::MatrixXi nn_;
   Eigen::MatrixXi new_neighbors_;
   Eigen::VectorXi new_block_start_;
@@ -134,7 +157,13 @@ class VecchiaCovariance : public CovarianceOperator {
   int threads_ = 1;
 };
 
-// Dense exact (approx = "dense") or Vecchia (approx = "vecchia").
+// Leave-one-out quantities of the model of an evaluation (for any Gaussian
+// with precision Q: residual (Q y)_i / Q_ii, variance 1 / Q_ii).
+inline LooQuantities loo_quantities(const CovEval& eval) {
+  return loo_from_precision(eval.alpha, eval.inv_diag);
+}
+
+// Dense exact (no neighbours) or Vecchia (an n x m neighbour matrix).
 std::unique_ptr<CovarianceOperator> make_covariance(const MatrixXd& x, const VectorXd& y,
                                                     const Kernel& kernel,
                                                     const JitterPolicy& jitter,

@@ -12,7 +12,7 @@
 //       v2 is on the diagonal of the training Gram matrix and in diag() (a
 //       test point's own variance), never in cross().
 //
-// The gradient contract (DESIGN.md §3): given a symmetric weight matrix W,
+// The gradient contract: given a symmetric weight matrix W,
 // gradient() returns g_j = 1/2 sum_kl W_kl dK_kl/dtheta_j for every log
 // hyperparameter in one pass over the pairs, without forming dK/dtheta_j.
 #pragma once

@@ -17,9 +17,9 @@ GprLoo::GprLoo(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
   if (x.rows() != y.size()) throw std::invalid_argument("gpr_loo: x and y differ in length");
 }
 
-double GprLoo::penalty(const VectorXd& sigma) const {
+double GprLoo::penalty(const VectorXd& noise_var) const {
   if (opt_.lambda <= 0 || opt_.noise == NoiseModel::None) return 0.0;
-  return 0.5 * opt_.lambda * sigma.array().pow(opt_.p).sum();
+  return 0.5 * opt_.lambda * noise_var.array().pow(opt_.p).sum();
 }
 
 void GprLoo::record(double j) {
@@ -27,22 +27,22 @@ void GprLoo::record(double j) {
   trace_fact_.push_back(cov_->factorizations());
 }
 
-GprLooEval GprLoo::evaluate(const VectorXd& sigma) {
-  CovEval c = cov_->evaluate(sigma);
+GprLooEval GprLoo::evaluate(const VectorXd& noise_var) {
+  CovEval c = cov_->evaluate(noise_var);
   GprLooEval e;
   e.alpha = std::move(c.alpha);
   e.inv_diag = std::move(c.inv_diag);
   e.grad_neg = std::move(c.grad_neg);
-  e.objective = c.nll + penalty(sigma);
+  e.objective = c.nll + penalty(noise_var);
   return e;
 }
 
-VectorXd GprLoo::jacobi_target(const VectorXd& sigma, const GprLooEval& eval) const {
-  const int n = static_cast<int>(sigma.size());
+VectorXd GprLoo::jacobi_target(const VectorXd& noise_var, const GprLooEval& eval) const {
+  const int n = static_cast<int>(noise_var.size());
   VectorXd target(n);
   for (int i = 0; i < n; ++i) {
     const double e2 = std::max(eval.grad_neg(i), 0.0) / (eval.inv_diag(i) * eval.inv_diag(i));
-    const double v = 1.0 / eval.inv_diag(i) - sigma(i);
+    const double v = 1.0 / eval.inv_diag(i) - noise_var(i);
     double t;  // optimal total variance v + sigma_i
     if (opt_.lambda > 0) {
       t = (-1.0 + std::sqrt(1.0 + 4.0 * opt_.lambda * e2)) / (2.0 * opt_.lambda);
@@ -54,15 +54,15 @@ VectorXd GprLoo::jacobi_target(const VectorXd& sigma, const GprLooEval& eval) co
   return target;
 }
 
-void GprLoo::sweep(VectorXd& sigma, GprLooEval& eval) {
-  const int n = static_cast<int>(sigma.size());
+void GprLoo::sweep(VectorXd& noise_var, GprLooEval& eval) {
+  const int n = static_cast<int>(noise_var.size());
   const double floor = opt_.sigma_floor;
   const double j_old = eval.objective;
   const double slack = 1e-12 * std::max(1.0, std::abs(j_old));
   auto accept = [&](const VectorXd& cand) {
     GprLooEval e = evaluate(cand);
     if (e.objective <= j_old + slack) {
-      sigma = cand;
+      noise_var = cand;
       eval = std::move(e);
       return true;
     }
@@ -76,15 +76,15 @@ void GprLoo::sweep(VectorXd& sigma, GprLooEval& eval) {
   auto multiplicative = [&]() {
     VectorXd cand(n);
     if (opt_.noise == NoiseModel::Uniform) {
-      const double s = sigma(0);
+      const double s = noise_var(0);
       double denom = eval.inv_diag.sum();
       if (opt_.lambda > 0) denom += opt_.lambda * opt_.p * std::pow(s, opt_.p - 1);
       cand.setConstant(std::max(floor, s * eval.grad_neg.sum() / denom));
     } else {
       for (int i = 0; i < n; ++i) {
         double denom = eval.inv_diag(i);
-        if (opt_.lambda > 0) denom += opt_.lambda * opt_.p * std::pow(sigma(i), opt_.p - 1);
-        cand(i) = std::max(floor, sigma(i) * eval.grad_neg(i) / denom);
+        if (opt_.lambda > 0) denom += opt_.lambda * opt_.p * std::pow(noise_var(i), opt_.p - 1);
+        cand(i) = std::max(floor, noise_var(i) * eval.grad_neg(i) / denom);
       }
     }
     return cand;
@@ -92,17 +92,17 @@ void GprLoo::sweep(VectorXd& sigma, GprLooEval& eval) {
   const bool jacobi_ok = opt_.solver == SigmaSolver::Jacobi && opt_.noise == NoiseModel::Full &&
                          (opt_.lambda <= 0 || opt_.p == 1.0);
   if (jacobi_ok) {
-    // Exact per-label optimum with the others fixed (spec §1): the LOO residual
+    // Exact per-label optimum with the others fixed (vignettes/gpr-loo.Rmd): the LOO residual
     // e_i = alpha_i/d_i does not depend on sigma_i and 1/d_i = v_i + sigma_i.
     // e_i^2 is read as grad_neg_i / d_i^2: for the dense operator grad_neg =
     // alpha^2, the LOO residual; for Vecchia the negative part of the
     // approximate gradient, so that the target's fixed point is a stationary
     // point of the approximate objective (grad_neg_i = d_i), not of the
     // exact-GP formula evaluated on the approximate precision.
-    const VectorXd target = jacobi_target(sigma, eval);
+    const VectorXd target = jacobi_target(noise_var, eval);
     double omega = opt_.damping;
     for (int halving = 0; halving < 3; ++halving, omega *= 0.5) {
-      VectorXd cand = ((1.0 - omega) * sigma + omega * target).cwiseMax(floor);
+      VectorXd cand = ((1.0 - omega) * noise_var + omega * target).cwiseMax(floor);
       if (accept(cand)) return;
       ++fallbacks_;
     }
@@ -111,22 +111,22 @@ void GprLoo::sweep(VectorXd& sigma, GprLooEval& eval) {
   VectorXd cand = multiplicative();
   if (accept(cand)) return;
   // eq. 8 is monotone only for diagonal K (Theorem 1): step back toward the
-  // current sigma until J does not increase.
+  // current noise_var until J does not increase.
   for (int halving = 0; halving < 6; ++halving) {
-    cand = 0.5 * (cand + sigma);
+    cand = 0.5 * (cand + noise_var);
     if (accept(cand)) return;
   }
   ++fallbacks_;
 }
 
-void GprLoo::fit_sigma_quasi_newton(VectorXd& sigma, GprLooEval& eval, int max_iter, double tol) {
-  // Box L-BFGS on u = log sigma (sigma >= floor), with the gradient of the
+void GprLoo::fit_noise_var_quasi_newton(VectorXd& noise_var, GprLooEval& eval, int max_iter, double tol) {
+  // Box L-BFGS on u = log noise_var (noise_var >= floor), with the gradient of the
   // objective the operator defines: dJ/dsigma_i = (inv_diag_i - grad_neg_i)/2
   // + penalty'. Uniform noise: one variable, the sum of the gradients.
-  const int n = static_cast<int>(sigma.size());
+  const int n = static_cast<int>(noise_var.size());
   const bool uniform = opt_.noise == NoiseModel::Uniform;
   GprLooEval last = eval;
-  VectorXd last_sigma = sigma;
+  VectorXd last_sigma = noise_var;
   auto expand = [&](const VectorXd& u) {
     return uniform ? VectorXd::Constant(n, std::exp(u(0))) : VectorXd(u.array().exp());
   };
@@ -149,7 +149,7 @@ void GprLoo::fit_sigma_quasi_newton(VectorXd& sigma, GprLooEval& eval, int max_i
     return j;
   };
   const int nv = uniform ? 1 : n;
-  VectorXd u0 = uniform ? VectorXd::Constant(1, std::log(sigma(0))) : VectorXd(sigma.array().log());
+  VectorXd u0 = uniform ? VectorXd::Constant(1, std::log(noise_var(0))) : VectorXd(noise_var.array().log());
   VectorXd lo = VectorXd::Constant(nv, std::log(opt_.sigma_floor));
   VectorXd hi = VectorXd::Constant(nv, std::log(1e6));
   u0 = u0.cwiseMax(lo).cwiseMin(hi);
@@ -160,13 +160,13 @@ void GprLoo::fit_sigma_quasi_newton(VectorXd& sigma, GprLooEval& eval, int max_i
   BoxResult r = minimize_box(obj, u0, lo, hi, bo);
   qn_converged_ = r.converged;
   // Keep the best point seen (never worse than the start).
-  sigma = last_sigma;
+  noise_var = last_sigma;
   eval = std::move(last);
   for (double v : r.trace) record(v);
   if (r.trace.empty()) record(eval.objective);
 }
 
-void GprLoo::fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps, double tol) {
+void GprLoo::fit_noise_var(VectorXd& noise_var, GprLooEval& eval, int max_sweeps, double tol) {
   if (opt_.noise == NoiseModel::None) return;
   if (tol < 0) tol = opt_.tol_sweep;
   if (opt_.neighbors.size() > 0 && opt_.solver == SigmaSolver::Jacobi) {
@@ -180,34 +180,34 @@ void GprLoo::fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps, double
       for (int s = 0; s < max_sweeps; ++s) {
         const double j_old = eval.objective;
         const VectorXd cand =
-            ((1.0 - opt_.damping) * sigma + opt_.damping * jacobi_target(sigma, eval)).cwiseMax(opt_.sigma_floor);
+            ((1.0 - opt_.damping) * noise_var + opt_.damping * jacobi_target(noise_var, eval)).cwiseMax(opt_.sigma_floor);
         GprLooEval e = evaluate(cand);
         if (!(e.objective < j_old)) break;
-        sigma = cand;
+        noise_var = cand;
         eval = std::move(e);
         record(eval.objective);
         if (std::abs(j_old - eval.objective) <= tol * (1.0 + std::abs(eval.objective))) break;
       }
     }
-    fit_sigma_quasi_newton(sigma, eval, 5 * max_sweeps, tol);
+    fit_noise_var_quasi_newton(noise_var, eval, 5 * max_sweeps, tol);
     return;
   }
   for (int s = 0; s < max_sweeps; ++s) {
     const double j_old = eval.objective;
-    sweep(sigma, eval);
+    sweep(noise_var, eval);
     record(eval.objective);
     if (std::abs(j_old - eval.objective) <= tol * (1.0 + std::abs(eval.objective))) break;
   }
 }
 
-double GprLoo::objective_and_gradient(const VectorXd& lp, const VectorXd& sigma, VectorXd& grad) {
+double GprLoo::objective_and_gradient(const VectorXd& lp, const VectorXd& noise_var, VectorXd& grad) {
   set_log_par(lp);
-  return cov_->nll_gradient(sigma, grad, nullptr) + penalty(sigma);
+  return cov_->nll_gradient(noise_var, grad, nullptr) + penalty(noise_var);
 }
 
-GprLooEval GprLoo::fit_hyper(const VectorXd& sigma, const VectorXd& lower, const VectorXd& upper) {
+GprLooEval GprLoo::fit_hyper(const VectorXd& noise_var, const VectorXd& lower, const VectorXd& upper) {
   Objective obj = [&](const VectorXd& lp, VectorXd& grad) {
-    return objective_and_gradient(lp, sigma, grad);
+    return objective_and_gradient(lp, noise_var, grad);
   };
   BoxOptions bo;
   bo.max_iter = hyper_cap_ > 0 ? std::min(hyper_cap_, opt_.max_hyper_iter) : opt_.max_hyper_iter;
@@ -216,15 +216,15 @@ GprLooEval GprLoo::fit_hyper(const VectorXd& sigma, const VectorXd& lower, const
   const VectorXd start = kernel().log_par();
   BoxResult r = minimize_box(obj, start, lower, upper, bo);
   set_log_par(r.x);
-  return evaluate(sigma);
+  return evaluate(noise_var);
 }
 
-void GprLoo::start(const VectorXd& sigma0, const VectorXd& log_par0) {
+void GprLoo::start(const VectorXd& noise_var0, const VectorXd& log_par0) {
   set_log_par(log_par0);
-  sigma_ = sigma0.cwiseMax(opt_.sigma_floor);
-  if (opt_.noise == NoiseModel::Uniform) sigma_.setConstant(sigma_.mean());
-  if (opt_.noise == NoiseModel::None) sigma_.setConstant(opt_.sigma_floor);
-  eval_ = evaluate(sigma_);
+  noise_var_ = noise_var0.cwiseMax(opt_.sigma_floor);
+  if (opt_.noise == NoiseModel::Uniform) noise_var_.setConstant(noise_var_.mean());
+  if (opt_.noise == NoiseModel::None) noise_var_.setConstant(opt_.sigma_floor);
+  eval_ = evaluate(noise_var_);
   record(eval_.objective);
   outer_ = 0;
   converged_ = false;
@@ -239,10 +239,10 @@ void GprLoo::run(int rounds, const VectorXd& lower, const VectorXd& upper, Monit
     const double j_start = eval_.objective;
     double tol = opt_.tol_sweep;
     if (learn) {
-      eval_ = fit_hyper(sigma_, lower, upper);
+      eval_ = fit_hyper(noise_var_, lower, upper);
       record(eval_.objective);
       // Inexact inner solves: while a theta step still moves J, converging
-      // sigma far below that change is wasted work (block coordinate descent
+      // noise_var far below that change is wasted work (block coordinate descent
       // stays monotone either way); the last rounds, where theta has settled,
       // run to tol_sweep.
       if (opt_.adaptive_sweeps) {
@@ -250,7 +250,7 @@ void GprLoo::run(int rounds, const VectorXd& lower, const VectorXd& upper, Monit
         tol = std::max(tol, 1e-2 * moved);
       }
     }
-    fit_sigma(sigma_, eval_, opt_.max_sweeps, tol);
+    fit_noise_var(noise_var_, eval_, opt_.max_sweeps, tol);
     ++outer_;
     monitor.progress(outer_, opt_.max_outer);
     if (!learn || std::abs(j_start - eval_.objective) <= opt_.tol_outer * (1.0 + std::abs(eval_.objective))) {
@@ -270,7 +270,7 @@ GprLooResult GprLoo::result() const {
   GprLooResult res;
   res.outer_iterations = outer_;
   res.converged = converged_;
-  res.sigma = sigma_;
+  res.noise_var = noise_var_;
   res.log_par = kernel().log_par();
   res.objective = eval_.objective;
   res.trace = trace_;
@@ -284,18 +284,18 @@ GprLooResult GprLoo::result() const {
   return res;
 }
 
-GprLooResult GprLoo::fit(const VectorXd& sigma0, const VectorXd& log_par0, const VectorXd& lower,
+GprLooResult GprLoo::fit(const VectorXd& noise_var0, const VectorXd& log_par0, const VectorXd& lower,
                          const VectorXd& upper, Monitor& monitor) {
-  start(sigma0, log_par0);
+  start(noise_var0, log_par0);
   run(opt_.max_outer, lower, upper, monitor);
   return result();
 }
 
 GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                         const MatrixXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
+                         const MatrixXd& noise_var0, const MatrixXd& starts, const VectorXd& lower,
                          const VectorXd& upper, const GprLooOptions& options, Monitor& monitor) {
-  if (sigma0.rows() != x.rows() || sigma0.cols() != starts.rows()) {
-    throw std::invalid_argument("gpr_loo: sigma0 must be n x (number of starts)");
+  if (noise_var0.rows() != x.rows() || noise_var0.cols() != starts.rows()) {
+    throw std::invalid_argument("gpr_loo: noise_var0 must be n x (number of starts)");
   }
   const int n_starts = static_cast<int>(starts.rows());
   // Every start runs `screen_rounds` alternating rounds; only the best one is
@@ -309,7 +309,7 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
     monitor.check();
     try {
       models[r] = std::make_unique<GprLoo>(x, y, kernel, options);
-      models[r]->start(sigma0.col(r), starts.row(r).transpose());
+      models[r]->start(noise_var0.col(r), starts.row(r).transpose());
       // Screening rounds cap the theta step: they only have to rank the starts.
       if (screen > 0) models[r]->set_hyper_cap(options.screen_hyper_iter);
       // One display over the starts (and the continued best one).
@@ -343,7 +343,7 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
 }
 
 CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                               const VectorXd& sigma, const GprLooOptions& options) {
+                               const VectorXd& noise_var, const GprLooOptions& options) {
   const int n = static_cast<int>(y.size());
   // The chi-squared(1) median.
   constexpr double kMedianChi2 = 0.45493642311957283;
@@ -357,7 +357,7 @@ CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kerne
   auto g = [&](double t) {
     const double s = std::exp(t);
     s_eval = s;
-    const VectorXd floored = sigma.cwiseMax(s);
+    const VectorXd floored = noise_var.cwiseMax(s);
     const GprLooEval ev = model.evaluate(floored);
     ++out.evaluations;
     e = ev.alpha.cwiseQuotient(ev.inv_diag);

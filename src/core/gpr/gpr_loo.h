@@ -1,10 +1,10 @@
 // GP regression with one noise variance per label (Tang, Zhu & de Jong 2021).
 //
 // Model: y = f(x) + eps_i, eps_i ~ N(0, sigma_i), f ~ GP(0, k_theta); the
-// covariance of y is C = K_theta + diag(sigma). Objective (paper eq. 3 and 17,
+// covariance of y is C = K_theta + diag(noise_var). Objective (paper eq. 3 and 17,
 // halved so that it is the usual negative log marginal likelihood):
-//   J(sigma, theta) = 1/2 [ y'C^{-1}y + log|C| + lambda sum_i sigma_i^p ] + n/2 log 2pi.
-// sigma is fitted by sweeps with theta fixed, theta by box L-BFGS with sigma
+//   J(noise_var, theta) = 1/2 [ y'C^{-1}y + log|C| + lambda sum_i sigma_i^p ] + n/2 log 2pi.
+// noise_var is fitted by sweeps with theta fixed, theta by box L-BFGS with noise_var
 // fixed, alternating (block coordinate descent, paper §4.1).
 #pragma once
 
@@ -29,7 +29,7 @@ struct GprLooOptions {
   double p = 1.0;             // l_p exponent
   double sigma_floor = 1e-8;  // sigma_i >= floor: 0 is absorbing for eq. 8
   double damping = 0.8;       // Jacobi step size omega (inst/bench/gpr_loo_solvers.R)
-  int max_sweeps = 200;       // sigma sweeps per outer round
+  int max_sweeps = 200;       // noise_var sweeps per outer round
   int max_outer = 30;         // alternating rounds
   int max_hyper_iter = 50;    // L-BFGS iterations per theta step
   double tol_sweep = 1e-10;   // relative J change that ends the sweeps
@@ -48,7 +48,7 @@ struct GprLooOptions {
   bool adaptive_sweeps = true;
 };
 
-// State of one evaluation of C = K + diag(sigma) at the current point, from
+// State of one evaluation of C = K + diag(noise_var) at the current point, from
 // the covariance operator (Vecchia: Q y and diag(Q) for the approximate model).
 struct GprLooEval {
   VectorXd alpha;        // C^{-1} y
@@ -58,7 +58,7 @@ struct GprLooEval {
 };
 
 struct GprLooResult {
-  VectorXd sigma;
+  VectorXd noise_var;
   VectorXd log_par;
   double objective = 0;
   std::vector<double> trace;           // J after every sweep / theta step
@@ -78,35 +78,35 @@ class GprLoo {
  public:
   GprLoo(const MatrixXd& x, const VectorXd& y, const Kernel& kernel, const GprLooOptions& options);
 
-  // Objective and factor at the given sigma and current theta.
-  GprLooEval evaluate(const VectorXd& sigma);
-  // One sigma sweep from `eval` (which must belong to `sigma`); returns the new
-  // sigma and its evaluation, guaranteeing J does not increase.
-  void sweep(VectorXd& sigma, GprLooEval& eval);
+  // Objective and factor at the given noise_var and current theta.
+  GprLooEval evaluate(const VectorXd& noise_var);
+  // One noise_var sweep from `eval` (which must belong to `noise_var`); returns the new
+  // noise_var and its evaluation, guaranteeing J does not increase.
+  void sweep(VectorXd& noise_var, GprLooEval& eval);
   // Sweeps until the relative change of J is below tol_sweep or max_sweeps.
-  // Per-label Jacobi targets sigma_i (spec §1), from the operator's LOO parts.
-  VectorXd jacobi_target(const VectorXd& sigma, const GprLooEval& eval) const;
-  // Box L-BFGS on log sigma (the Vecchia backend's sigma step).
-  void fit_sigma_quasi_newton(VectorXd& sigma, GprLooEval& eval, int max_iter, double tol);
+  // Per-label Jacobi targets sigma_i (vignettes/gpr-loo.Rmd), from the operator's LOO parts.
+  VectorXd jacobi_target(const VectorXd& noise_var, const GprLooEval& eval) const;
+  // Box L-BFGS on log noise_var (the Vecchia backend's noise_var step).
+  void fit_noise_var_quasi_newton(VectorXd& noise_var, GprLooEval& eval, int max_iter, double tol);
   // `tol` < 0 means opt.tol_sweep.
-  void fit_sigma(VectorXd& sigma, GprLooEval& eval, int max_sweeps, double tol = -1);
-  // theta step by box L-BFGS with sigma fixed; returns the new evaluation.
-  GprLooEval fit_hyper(const VectorXd& sigma, const VectorXd& lower, const VectorXd& upper);
-  // J and its gradient in the log kernel hyperparameters `lp` at fixed sigma:
+  void fit_noise_var(VectorXd& noise_var, GprLooEval& eval, int max_sweeps, double tol = -1);
+  // theta step by box L-BFGS with noise_var fixed; returns the new evaluation.
+  GprLooEval fit_hyper(const VectorXd& noise_var, const VectorXd& lower, const VectorXd& upper);
+  // J and its gradient in the log kernel hyperparameters `lp` at fixed noise_var:
   // one factorization, one dpotri and one kernel-gradient pass. Sets theta.
-  double objective_and_gradient(const VectorXd& lp, const VectorXd& sigma, VectorXd& grad);
+  double objective_and_gradient(const VectorXd& lp, const VectorXd& noise_var, VectorXd& grad);
 
   // Resumable alternating fit: start() evaluates the first point, run() does
   // up to `rounds` more rounds (stopping early on convergence), result()
   // reports the current state.
-  void start(const VectorXd& sigma0, const VectorXd& log_par0);
+  void start(const VectorXd& noise_var0, const VectorXd& log_par0);
   void run(int rounds, const VectorXd& lower, const VectorXd& upper, Monitor& monitor);
   GprLooResult result() const;
   double objective() const { return eval_.objective; }
   // Cap on L-BFGS iterations of the theta step (0: opt.max_hyper_iter).
   void set_hyper_cap(int cap) { hyper_cap_ = cap; }
   // Alternating fit from one start: start() + run(max_outer) + result().
-  GprLooResult fit(const VectorXd& sigma0, const VectorXd& log_par0, const VectorXd& lower,
+  GprLooResult fit(const VectorXd& noise_var0, const VectorXd& log_par0, const VectorXd& lower,
                    const VectorXd& upper, Monitor& monitor);
 
   const Kernel& kernel() const { return cov_->kernel(); }
@@ -118,27 +118,27 @@ class GprLoo {
   const std::vector<double>& trace() const { return trace_; }
 
  private:
-  double penalty(const VectorXd& sigma) const;
+  double penalty(const VectorXd& noise_var) const;
   void record(double j);
   const MatrixXd& x_;
   const VectorXd& y_;
   GprLooOptions opt_;
   std::unique_ptr<CovarianceOperator> cov_;
   int fallbacks_ = 0;
-  VectorXd sigma_;     // state of start()/run()
+  VectorXd noise_var_;     // state of start()/run()
   GprLooEval eval_;
   int outer_ = 0;
   bool converged_ = false;
   bool qn_converged_ = false;
-  int hyper_cap_ = 0;  // last quasi-Newton sigma step met its tolerances
+  int hyper_cap_ = 0;  // last quasi-Newton noise_var step met its tolerances
   std::vector<double> trace_;
   std::vector<int> trace_fact_;
 };
 
 // Multi-start driver: start r begins at the log hyperparameters in row r of
-// `starts` and the noise variances in column r of `sigma0` (n x starts).
+// `starts` and the noise variances in column r of `noise_var0` (n x starts).
 GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                         const MatrixXd& sigma0, const MatrixXd& starts, const VectorXd& lower,
+                         const MatrixXd& noise_var0, const MatrixXd& starts, const VectorXd& lower,
                          const VectorXd& upper, const GprLooOptions& options, Monitor& monitor);
 
 // Homoscedastic noise level of the clean labels, for the flag rule of
@@ -159,6 +159,6 @@ struct CleanLevel {
   int evaluations = 0;
 };
 CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                               const VectorXd& sigma, const GprLooOptions& options);
+                               const VectorXd& noise_var, const GprLooOptions& options);
 
 }  // namespace noisylabels

@@ -1,9 +1,10 @@
 // Robust GP regression by relevance pursuit (Ament et al., NeurIPS 2024;
-// specs/gpr_pursuit.md). Plain C++17 + Eigen core: no R headers.
+// vignettes/gpr-pursuit.Rmd). Plain C++17 + Eigen core: no R headers.
 //
-// Model (spec §1.1): y ~ N(m 1, K), K = K_f(theta) + sigma2 I + diag(rho),
-// rho_i > 0 only on the support S (the "outliers").
-// Parameterisations of rho on S (spec §2.1):
+// Model: y ~ N(m 1, K), K = K_f(theta) + sigma2 I + diag(rho),
+// rho_i > 0 only on the support S (the "outliers"); K is the covariance
+// operator's C with noise variances sigma2 + rho_i (covariance.h).
+// Parameterisations of rho on S:
 //   convex:    rho_i = d_i s_i / (1 - s_i), d_i = [K_0]_ii = k(x_i, x_i) + sigma2,
 //              s_i in [0, s_max] (default s_max = 1 - 1e-3); d_i is not held
 //              fixed, so gradients flow from rho into theta and sigma2;
@@ -31,7 +32,7 @@ struct PursuitOptions {
   double s_max = 1.0 - 1e-3;     // upper bound of s (convex)
   double rho_max = 1e6;          // upper bound of rho (canonical)
   std::vector<int> levels;       // support sizes to visit (any order; sorted inside)
-  // Speed-ups over the BoTorch pipeline (spec §8), each switchable so the
+  // Speed-ups over the BoTorch pipeline, each switchable so the
   // reference pipeline runs on the same core:
   bool reset_rho = false;        // TRUE: set every support value to 0 before each fit
   bool coordinate_steps = true;  // Lemma-1 coordinate steps with rank-one updates
@@ -65,7 +66,7 @@ struct PursuitOptions {
   std::vector<int> initial_support;
   BoxOptions box;
   JitterPolicy jitter;
-  // Covariance backend (DESIGN.md §7): empty = dense exact GP (the code path
+  // Covariance backend (covariance.h): empty = dense exact GP (the code path
   // with rank-one updates); otherwise the response Vecchia approximation with
   // these conditioning sets (n x m, 0-based, -1 padded; see covariance.h),
   // its per-point work on `threads` OpenMP threads.
@@ -171,66 +172,44 @@ class PursuitModel {
   bool last_w_valid_ = false;  // W belongs to the kept factor (at last_z_)
   VectorXd last_z_;
   std::vector<int> last_support_;
-  // Vecchia backend: the operator reads resid_ = y - m (updated in place,
-  // never reallocated); last_eval_ holds Q r and diag(Q) at last_z_.
+  // The covariance operator (one of the two) reads resid_ = y - m (updated
+  // in place, never reallocated); Vecchia: last_eval_ holds Q r and diag(Q)
+  // at last_z_.
   VectorXd resid_;
+  std::unique_ptr<DenseCovariance> dense_;
   std::unique_ptr<VecchiaCovariance> vecchia_;
   CovEval last_eval_;
+  // Sets theta (model and operator) and r = y - m from z.
+  void set_point(const VectorXd& z);
+  // rho implied by z on the support given d = diag(K_0), with c_i = rho_i / d_i
+  // (convex). Both backends' noise variances are sigma2 + rho_i.
+  VectorXd extra_variance(const VectorXd& z, const std::vector<int>& support, const VectorXd& d,
+                          VectorXd& c) const;
+  // Gradient in z from the gradient in the noise variances (g_rho), in the
+  // kernel log-parameters at fixed noise (g_theta) and 1'C^-1 r (both backends).
+  void chain_rule(const VectorXd& z, const std::vector<int>& support, const VectorXd& c,
+                  const VectorXd& d, const VectorXd& g_rho, VectorXd g_theta, double alpha_sum,
+                  VectorXd& grad);
   double objective_vecchia(const VectorXd& z, const std::vector<int>& support, VectorXd* grad);
   double jacobi_sweeps(VectorXd& z, const std::vector<int>& support, int sweeps);
 };
 
-// Lemma-1 values from the LOO quantities of any Gaussian with precision P:
-// alpha = P r, inv_diag = diag(P); rho_i* (gain = false) or the gain. The
-// LOO variance without rho_i, 1/P_ii - rho_i, is floored at v_floor (sigma2:
-// a bound in the exact GP that a Vecchia model can violate).
-VectorXd lemma1_from_precision(const VectorXd& alpha, const VectorXd& inv_diag,
-                               const VectorXd& rho, bool gain, double v_floor);
-
-// Lemma 1 (spec §1.2) from one factor of the current K: for every point,
-// rho_i* = max(0, e_i^2 - v_i) with e_i the LOO residual and v_i the LOO
-// variance *without* rho_i (1/P_ii = v_i + rho_i), computed with r = y - m.
-VectorXd lemma1_optimal_rho(const Cholesky& chol, const VectorXd& r, const VectorXd& rho);
-
-// Gain in log marginal likelihood from giving point i its own optimal rho_i
-// with everything else fixed (Lemma 1): with e_i the LOO residual and v_i the
-// LOO variance without rho_i, log N(e; 0, e^2) - log N(e; 0, v) =
-// (q - 1 - log q) / 2 for q = e_i^2 / v_i > 1, else 0. Computed from one
-// factor of the current K, for every point (support or not). A penalised
+// Lemma 1 from the leave-one-out quantities of the model (any Gaussian
+// with precision P: residual e_i = (P r)_i / P_ii, variance 1 / P_ii =
+// v_i + rho_i, v_i the LOO variance without rho_i): for every point,
+// rho_i* = max(0, e_i^2 - v_i) (gain = false), or (gain = true) the gain in
+// log marginal likelihood from giving point i its own optimal rho_i with
+// everything else fixed, log N(e; 0, e^2) - log N(e; 0, v) =
+// (q - 1 - log q) / 2 for q = e_i^2 / v_i > 1, else 0. A penalised
 // selection rule keeps point i on the support iff its gain exceeds the
-// rule's price per outlier.
-VectorXd lemma1_gain(const Cholesky& chol, const VectorXd& r, const VectorXd& rho);
+// rule's price per outlier. v_i is floored at v_floor (sigma2 for a Vecchia
+// model, where 1/Q_ii - rho_i can fall below its exact-GP bound; -inf dense).
+VectorXd lemma1_values(const LooQuantities& loo, const VectorXd& rho, bool gain, double v_floor);
 
-// Relevance pursuit (spec §3): the trace of fitted models over the levels.
+// Relevance pursuit: the trace of fitted models over the levels.
 PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel kernel,
                                 const VectorXd& log_par0, double mean0, double log_noise0,
                                 const PursuitBounds& bounds, const PursuitOptions& options,
                                 Monitor& monitor);
-
-// Trimmed marginal likelihood (Andrade & Takeda, UAI 2023; spec §6.1), the
-// subset step at fixed hyperparameters: with r = y - m and K = K_f + sigma2 I,
-//   minimise_b (r + b)' K^{-1} (r + b)  subject to  ||b||_0 <= k
-// by iterative hard thresholding. For a fixed support T the minimum over b_T
-// is the Mahalanobis term of the points outside T alone, so the support of b
-// is the set of k points whose removal best explains the rest. Step 1/L with
-// L = 2 lambda_max(K^{-1}) = 2 / lambda_min(K), start b = -r.
-struct TrimmedSubset {
-  VectorXd offset;             // b
-  std::vector<int> outliers;   // support of b (0-based, increasing)
-  double objective = 0;        // (r + b)' K^{-1} (r + b) at the end
-  int iterations = 0;
-  bool converged = false;
-};
-TrimmedSubset trimmed_subset(const MatrixXd& k, const VectorXd& r, int n_trim, int max_iter,
-                             double tol, const JitterPolicy& jitter);
-
-// Exact-GP posterior of the latent function at xnew (rho only on training points).
-struct PursuitPrediction {
-  VectorXd mean;
-  VectorXd variance;  // latent variance (no noise)
-};
-PursuitPrediction pursuit_predict(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                                  double mean, double noise, const VectorXd& rho,
-                                  const MatrixXd& xnew, const JitterPolicy& jitter);
 
 }  // namespace noisylabels

@@ -192,9 +192,13 @@ void Cholesky::diagonal_update(int i, double delta) {
 }
 
 LooQuantities loo_quantities(const Cholesky& chol, const VectorXd& r) {
+  return loo_from_precision(chol.solve(r), chol.inverse_diagonal());
+}
+
+LooQuantities loo_from_precision(VectorXd alpha, VectorXd inverse_diagonal) {
   LooQuantities q;
-  q.alpha = chol.solve(r);
-  q.inverse_diagonal = chol.inverse_diagonal();
+  q.alpha = std::move(alpha);
+  q.inverse_diagonal = std::move(inverse_diagonal);
   q.residual = q.alpha.array() / q.inverse_diagonal.array();
   q.variance = q.inverse_diagonal.array().inverse();
   return q;

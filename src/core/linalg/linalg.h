@@ -1,5 +1,5 @@
 // Dense symmetric positive-definite linear algebra for the GP methods.
-// One module owns factorizations, jitter and failure reporting (DESIGN.md §3).
+// One module owns factorizations, jitter and failure reporting.
 // Backends: LAPACK (dpotrf/dtrtri/dpotri through the BLAS R links to) or
 // Eigen's LLT; LAPACK is the default (inst/bench/linalg.R measures both).
 #pragma once
@@ -97,6 +97,9 @@ struct LooQuantities {
   VectorXd variance;
 };
 LooQuantities loo_quantities(const Cholesky& chol, const VectorXd& r);
+// The same formula from alpha = P r and diag(P) of any precision P (the one
+// place it is written; the Vecchia backend's P is its approximate precision).
+LooQuantities loo_from_precision(VectorXd alpha, VectorXd inverse_diagonal);
 
 // Gaussian negative log marginal likelihood 0.5 r'A^{-1}r + 0.5 log|A| + n/2 log 2pi.
 double gaussian_nll(const Cholesky& chol, const VectorXd& r, const VectorXd& alpha);
