@@ -86,10 +86,12 @@
 #' ranger, `min.node.size = ceiling(sqrt(n))`, `num.trees = 500`) in `folds`-fold
 #' cross-validation; `"gp"` is a Gaussian process whose hyperparameters are
 #' fitted on a subsample of at most `gp_subsample` rows ([gpr_baseline()],
-#' ARD RBF kernel) and whose exact leave-one-out means and sds at full `n`
-#' come from one dense factorisation (10,000 rows: about 30 s and 2.4 GB);
-#' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns, its
-#' three n x n matrices fit in `getOption("noisylabels.max_gb", 8)` GB, and
+#' ARD RBF kernel) and whose leave-one-out means and sds at full `n` come
+#' from the covariance operator: exact (one dense factorisation) up to
+#' `getOption("noisylabels.gp_loo_dense_max", 5000)` rows, and a Vecchia
+#' approximation with 20 neighbours above (exact leave-one-out for the
+#' approximate model; 50,000 rows in about 4 minutes and 0.4 GB);
+#' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns and
 #' its leave-one-out predictions fit better than the forest's (smaller median
 #' absolute residual), and the forest otherwise. Why the dimension rule: on
 #' the air-quality table (16 input columns, errors clustered in feature space)

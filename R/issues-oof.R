@@ -178,44 +178,10 @@ make_folds <- function(y, folds, n = length(y)) {
   }
 }
 
-# Folds under future (any plan) with a progressr bar when asked for. When
-# lapply_folds() reports progress itself (it takes `verbose`, as on the
-# progress-bar branch), it is left to do so, so that merging both gives one
-# bar; otherwise the folds are wrapped in a progressr progressor here. Fits
-# inside a fold never show a bar of their own (noisylabels.progress_nested).
+# Folds under future (any plan), one progress step per fold when `verbose`
+# (lapply_folds() owns the bar; fits inside a fold show none of their own).
 run_folds <- function(folds, fun, verbose, label) {
-  if ("verbose" %in% names(formals(lapply_folds))) {
-    return(lapply_folds(folds, fun, future_seed = TRUE, verbose = verbose, name = label))
-  }
-  old <- options(noisylabels.progress_nested = TRUE, progressr.enable = getOption("progressr.enable"))
-  on.exit(options(old), add = TRUE)
-  use_progress <- verbose && requireNamespace("progressr", quietly = TRUE)
-  body <- function() {
-    tick <- if (use_progress) progressr::progressor(steps = folds) else function(...) invisible()
-    lapply_folds(folds, function(f) {
-      out <- fun(f)
-      tick(message = sprintf("fold %d", f))
-      out
-    }, future_seed = TRUE)
-  }
-  if (!use_progress) return(body())
-  # progressr enables handlers in interactive sessions only; progress was
-  # asked for (verbose = TRUE in a script), so enable them for this call.
-  options(progressr.enable = TRUE)
-  handlers <- getOption("progressr.handlers") %||%
-    list(progressr::handler_cli(enable = TRUE,
-                                format = paste(label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total}")))
-  progressr::with_progress(body(), handlers = handlers, enable = TRUE)
-}
-
-# verbose = NULL: the option noisylabels.progress if set, else interactive().
-resolve_verbose <- function(verbose, call = parent.frame()) {
-  if (is.null(verbose)) {
-    opt <- getOption("noisylabels.progress")
-    return(if (is.null(opt)) interactive() else isTRUE(opt))
-  }
-  check_flag(verbose, "verbose", call = call)
-  verbose
+  lapply_folds(folds, fun, future_seed = TRUE, verbose = verbose, name = label)
 }
 
 require_ranger <- function(call = parent.frame()) {
