@@ -208,14 +208,16 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       folds = 5, rank_by = c("posterior", "self_confidence", "normalized_margin"),
                                       adjust = FALSE,
                                       flag_by = c("consensus", "rank", "prune_by_noise_rate",
-                                                  "prune_by_class", "both", "confident_joint"),
-                                      n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
+                                                  "prune_by_class", "both", "confident_joint",
+                                                  "fdr", "expected_f1"),
+                                      fdr = 0.1, n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
                                       max_classes = 10, threads = 1L, verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
   task <- match_arg(task)
   rank_by <- match_arg(rank_by)
   flag_by <- match_arg(flag_by)
+  check_fdr(fdr)
   check_flag(adjust, "adjust")
   verbose <- resolve_verbose(verbose)
   threads <- check_count(threads, "threads")
@@ -253,7 +255,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     }
     res <- if (!is.null(pred_probs)) {
       issues_classification(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
-                            method = "given pred_probs")
+                            method = "given pred_probs", fdr = fdr)
     } else {
       issues_regression(labels, predictions, sd, n_issues, method = "given predictions")
     }
@@ -314,7 +316,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     probs <- classification_oof(x, yf, method = named, folds = folds, threads = threads,
                                 verbose = verbose)
     res <- issues_classification(yf, probs$pred_probs, rank_by, adjust, flag_by, n_issues,
-                                 method = probs$method)
+                                 method = probs$method, fdr = fdr)
   }
   res$time <- proc.time()[["elapsed"]] - start
   res$call <- call
