@@ -20,7 +20,7 @@
 # class-conditional noise, and about 1-2% of labels at 0% noise.
 
 # Rows used for the fit: evenly spaced, at most max_rows of n.
-cl_fit_rows <- function(n, max_rows = 10000L) {
+cl_fit_rows <- function(n, max_rows = 5000L) {
   if (n <= max_rows) return(seq_len(n))
   unique(as.integer(round(seq(1, n, length.out = max_rows))))
 }
@@ -38,10 +38,15 @@ cl_shrunk_noise <- function(calibrated) {
   sweep(cs, 2, ifelse(tot > 0, tot, 1), "/")
 }
 
-cl_temper <- function(p, a) {
-  l <- a * log(pmax(p, 1e-300))
-  l <- l - l[cbind(seq_len(nrow(l)), max.col(l, ties.method = "first"))]
-  e <- exp(l)
+# log P minus its row maximum (floored at log(1e-300)), so that
+# cl_temper(lp, a) = P^a / rowSums(P^a) needs one exp per cell.
+cl_log_probs <- function(p) {
+  l <- log(pmax(p, 1e-300))
+  l - l[cbind(seq_len(nrow(l)), max.col(l, ties.method = "first"))]
+}
+
+cl_temper <- function(lp, a) {
+  e <- exp(a * lp)
   e / rowSums(e)
 }
 
@@ -55,13 +60,14 @@ cl_noise_posterior <- function(labels, truth, noise) {
 cl_fit_noise_model <- function(labels, pred_probs, calibrated, iter = 6L) {
   k <- ncol(pred_probs)
   noise <- cl_shrunk_noise(calibrated)
+  lp <- cl_log_probs(pred_probs)
   loglik <- function(a) {
-    sum(log(pmax(rowSums(noise[labels, , drop = FALSE] * cl_temper(pred_probs, a)), 1e-300)))
+    sum(log(pmax(rowSums(noise[labels, , drop = FALSE] * cl_temper(lp, a)), 1e-300)))
   }
   a <- 1
   for (it in seq_len(iter)) {
-    a <- stats::optimize(loglik, c(0.3, 20), maximum = TRUE)$maximum
-    post <- cl_noise_posterior(labels, cl_temper(pred_probs, a), noise)
+    a <- stats::optimize(loglik, c(0.3, 20), maximum = TRUE, tol = 1e-3)$maximum
+    post <- cl_noise_posterior(labels, cl_temper(lp, a), noise)
     cnt <- rowsum(post, factor(labels, levels = seq_len(k)), reorder = TRUE) + 0.5
     noise <- sweep(cnt, 2, colSums(cnt), "/")
   }
@@ -73,7 +79,7 @@ cl_fit_noise_model <- function(labels, pred_probs, calibrated, iter = 6L) {
 # than the given one and its probability.
 cl_wrong_block <- function(labels, pred_probs, model) {
   n <- length(labels)
-  post <- cl_noise_posterior(labels, cl_temper(pred_probs, model$a), model$noise)
+  post <- cl_noise_posterior(labels, cl_temper(cl_log_probs(pred_probs), model$a), model$noise)
   own <- cbind(seq_len(n), labels)
   p_wrong <- pmin(pmax(1 - post[own], 0), 1)
   best <- max.col(post, ties.method = "first")
