@@ -99,8 +99,10 @@ cl_result <- function(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag
     confident_joint = !is.na(cl$confident_class) & cl$confident_class != chk$labels)
   # A flagged label is believed wrong: suggest the most probable other class
   # even where the posterior still (narrowly) favours the given one.
-  suggested <- ifelse(flagged, sc$other, sc$best)
-  prob_suggested <- ifelse(flagged, sc$prob_other, sc$prob_best)
+  suggested <- sc$best
+  suggested[flagged] <- sc$other[flagged]
+  prob_suggested <- sc$prob_best
+  prob_suggested[flagged] <- sc$prob_other[flagged]
   as_label <- function(i) {
     if (chk$factor) factor(chk$classes[i], levels = chk$classes) else chk$classes[i]
   }
@@ -205,14 +207,15 @@ check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame
 # the whole): finite, within [0, 1] up to `tol`, rows summing to 1. Returns
 # the block clamped to [0, 1] as doubles.
 check_prob_block <- function(pred_probs, tol = 1e-3, offset = 0L, call = parent.frame()) {
-  if (anyNA(pred_probs) || any(!is.finite(pred_probs))) {
+  r <- range(pred_probs)
+  if (!all(is.finite(r))) {
     bad <- which(!is.finite(pred_probs), arr.ind = TRUE)[1, ]
     abort_input(c("{.arg pred_probs} contains NA, NaN or infinite values (first at row {bad[1] + offset}, column {bad[2]}).",
                   "i" = "Check the model that produced them; drop those rows or refit."),
                 class = "noisylabels_error_na", call = call)
   }
-  if (any(pred_probs < -tol) || any(pred_probs > 1 + tol)) {
-    abort_input(c("{.arg pred_probs} must be probabilities in [0, 1]; found values from {signif(min(pred_probs), 3)} to {signif(max(pred_probs), 3)}.",
+  if (r[1] < -tol || r[2] > 1 + tol) {
+    abort_input(c("{.arg pred_probs} must be probabilities in [0, 1]; found values from {signif(r[1], 3)} to {signif(r[2], 3)}.",
                   "i" = "Pass probabilities, not logits or scores (apply the softmax first)."),
                 class = "noisylabels_error_pred_probs", call = call)
   }
@@ -223,7 +226,7 @@ check_prob_block <- function(pred_probs, tol = 1e-3, offset = 0L, call = parent.
                   "i" = "Pass a full matrix of class probabilities (one column per class), or normalise with {.code p / rowSums(p)}."),
                 class = "noisylabels_error_pred_probs", call = call)
   }
-  pred_probs <- pmin(pmax(pred_probs, 0), 1)
+  if (r[1] < 0 || r[2] > 1) pred_probs <- pmin(pmax(pred_probs, 0), 1)
   storage.mode(pred_probs) <- "double"
   pred_probs
 }

@@ -54,7 +54,8 @@ cl_temper <- function(lp, a) {
 cl_noise_posterior <- function(labels, truth, noise) {
   j <- noise[labels, , drop = FALSE] * truth
   den <- rowSums(j)
-  j / ifelse(den > 0, den, 1)
+  den[den <= 0] <- 1
+  j / den
 }
 
 cl_fit_noise_model <- function(labels, pred_probs, calibrated, iter = 6L) {

@@ -33,7 +33,8 @@ cl_posterior <- function(labels, pred_probs, calibrated) {
   tm <- cl_shrunk_noise(calibrated)
   joint <- tm[labels, , drop = FALSE] * pred_probs
   den <- rowSums(joint)
-  post <- joint / ifelse(den > 0, den, 1)
+  den[den <= 0] <- 1
+  post <- joint / den
   list(quality = pmin(pmax(post[cbind(seq_len(n), labels)], 0), 1),
        suggested = max.col(post, ties.method = "first"), matrix = post)
 }
