@@ -53,24 +53,27 @@ cl_calibrate <- function(joint, label_counts) {
 # P(y | s) (rows sum to 1), and the estimated number of wrong labels: the
 # off-diagonal mass of the calibrated joint (`"off_diagonal"`).
 cl_estimate <- function(labels, pred_probs, classes) {
-  k <- ncol(pred_probs)
-  n <- length(labels)
-  counts <- tabulate(labels, k)
   thr <- cl_thresholds(labels, pred_probs)
   cj <- cl_confident_joint(labels, pred_probs, thr)
-  cal <- cl_calibrate(cj$joint, counts)
+  cl_estimate_from(thr, cj$joint, cj$confident, tabulate(labels, ncol(pred_probs)), classes)
+}
+
+# The same from the per-class thresholds, the confident joint and the
+# per-example confident classes (computed in memory or chunk by chunk).
+cl_estimate_from <- function(thr, joint, confident, counts, classes) {
+  cal <- cl_calibrate(joint, counts)
   q <- cal / sum(cal)
   dn <- list(given = classes, true = classes)
-  dimnames(cj$joint) <- dn
+  dimnames(joint) <- dn
   dimnames(cal) <- dn
   dimnames(q) <- dn
   col_tot <- colSums(q)
   noise <- sweep(q, 2, ifelse(col_tot > 0, col_tot, 1), "/")
   inverse <- q / ifelse(rowSums(q) > 0, rowSums(q), 1)
   off <- sum(cal) - sum(diag(cal))
-  list(thresholds = stats::setNames(thr, classes), confident_joint = cj$joint,
+  list(thresholds = stats::setNames(thr, classes), confident_joint = joint,
        calibrated_joint = cal, joint = q, noise_matrix = noise, inverse_noise_matrix = inverse,
-       confident_class = cj$confident, n_issues = as.integer(round(off)))
+       confident_class = confident, n_issues = as.integer(round(off)))
 }
 
 #' Confident learning estimates from out-of-fold class probabilities

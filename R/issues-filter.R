@@ -51,52 +51,71 @@ flag_lowest <- function(quality, m) {
 }
 
 issues_classification <- function(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
-                                  method) {
+                                  method, fdr = 0.1) {
+  if (is.character(pred_probs) || is.function(pred_probs)) {
+    return(issues_classification_chunked(labels, pred_probs, rank_by, adjust, flag_by,
+                                         n_issues, method, fdr, call = parent.frame(2)))
+  }
   chk <- check_pred_probs(labels, pred_probs, call = parent.frame(2))
   lab <- chk$labels
   p <- chk$pred_probs
-  n <- length(lab)
   cl <- cl_estimate(lab, p, chk$classes)
-  probs <- if (adjust) cl_adjust(p, cl$thresholds) else p
-  if (rank_by == "posterior") {
-    post <- cl_posterior(lab, probs, cl$calibrated_joint)
-    quality <- post$quality
-    suggested <- post$suggested
-  } else {
-    quality <- cl_quality(lab, probs, rank_by)
-    suggested <- max.col(probs, ties.method = "first")
-  }
-  estimated <- cl$n_issues
-  m <- n_issues %||% estimated
+  fit <- cl_fit_rows(length(lab))
+  model <- cl_fit_noise_model(lab[fit], p[fit, , drop = FALSE], cl$calibrated_joint)
+  sc <- cl_score_block(lab, p, cl, model, rank_by, adjust)
+  m <- n_issues %||% cl$n_issues
   flagged <- switch(flag_by,
-    consensus = flag_lowest(quality, m) & cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
-    rank = flag_lowest(quality, m),
+    consensus = flag_lowest(sc$quality, m) & cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
     prune_by_noise_rate = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
     prune_by_class = cl_prune_by_class(lab, p, cl$calibrated_joint),
     both = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint) &
       cl_prune_by_class(lab, p, cl$calibrated_joint),
-    confident_joint = !is.na(cl$confident_class) & cl$confident_class != lab
-  )
+    NULL)
+  cl_result(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag_by, m, fdr, method,
+            pred_probs = p)
+}
+
+# Label scores of a block of rows, each row on its own given the thresholds,
+# the calibrated joint and the fitted noise model: label_quality by
+# `rank_by`, the noise model's p_wrong and its most probable classes.
+cl_score_block <- function(lab, p, cl, model, rank_by, adjust) {
+  probs <- if (adjust) cl_adjust(p, cl$thresholds) else p
+  quality <- if (rank_by == "posterior") cl_posterior(lab, probs, cl$calibrated_joint)$quality
+             else cl_quality(lab, probs, rank_by)
+  c(list(quality = quality, prob_given = p[cbind(seq_along(lab), lab)]),
+    cl_wrong_block(lab, p, model))
+}
+
+# The result from per-label scores (in memory or gathered chunk by chunk).
+# `flagged` is NULL for the rules that need only the scores.
+cl_result <- function(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag_by, m, fdr,
+                      method, pred_probs) {
+  n <- length(sc$quality)
+  sel <- fdr_select(sc$p_wrong, fdr)
+  flagged <- flagged %||% switch(flag_by,
+    fdr = sel$flagged,
+    expected_f1 = flag_expected_f1(sc$p_wrong),
+    rank = flag_lowest(sc$quality, m),
+    confident_joint = !is.na(cl$confident_class) & cl$confident_class != chk$labels)
   # A flagged label is believed wrong: suggest the most probable other class
   # even where the posterior still (narrowly) favours the given one.
-  if (any(flagged)) {
-    alt <- if (rank_by == "posterior") post$matrix else probs
-    alt[cbind(seq_len(n), lab)] <- -Inf
-    suggested[flagged] <- max.col(alt, ties.method = "first")[flagged]
-  }
+  suggested <- sc$best
+  suggested[flagged] <- sc$other[flagged]
+  prob_suggested <- sc$prob_best
+  prob_suggested[flagged] <- sc$prob_other[flagged]
   as_label <- function(i) {
     if (chk$factor) factor(chk$classes[i], levels = chk$classes) else chk$classes[i]
   }
-  given <- if (is.factor(labels)) labels else labels
-  li <- new_label_issues(seq_len(n), 1 - quality, flagged,
-                         label_quality = quality, given_label = given,
+  li <- new_label_issues(seq_len(n), 1 - sc$quality, flagged,
+                         label_quality = sc$quality, given_label = labels,
                          suggested_label = as_label(suggested),
-                         prob_given = p[cbind(seq_len(n), lab)])
+                         prob_given = sc$prob_given, p_wrong = sc$p_wrong,
+                         q_value = sel$q_value, prob_suggested = prob_suggested)
   new_find_label_issues(list(
-    label_issues = li, estimated_issues = estimated, task = "classification",
-    method = method, rank_by = rank_by, adjust = adjust, flag_by = flag_by,
-    pred_probs = p, labels = given, classes = chk$classes,
-    confident_learning = cl, n = n))
+    label_issues = li, estimated_issues = cl$n_issues, wrong_count = sel$count, fdr = fdr,
+    task = "classification", method = method, rank_by = rank_by, adjust = adjust,
+    flag_by = flag_by, pred_probs = pred_probs, labels = labels, classes = chk$classes,
+    confident_learning = cl, noise_model = model, n = n))
 }
 
 # Out-of-fold class probabilities from the package's own or a suggested model.
@@ -132,26 +151,7 @@ check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame
                   "i" = "Drop the unlabelled examples (and their rows of {.arg pred_probs}) first."),
                 class = "noisylabels_error_na", call = call)
   }
-  if (anyNA(pred_probs) || any(!is.finite(pred_probs))) {
-    bad <- which(!is.finite(pred_probs), arr.ind = TRUE)[1, ]
-    abort_input(c("{.arg pred_probs} contains NA, NaN or infinite values (first at row {bad[1]}, column {bad[2]}).",
-                  "i" = "Check the model that produced them; drop those rows or refit."),
-                class = "noisylabels_error_na", call = call)
-  }
-  if (any(pred_probs < -tol) || any(pred_probs > 1 + tol)) {
-    abort_input(c("{.arg pred_probs} must be probabilities in [0, 1]; found values from {signif(min(pred_probs), 3)} to {signif(max(pred_probs), 3)}.",
-                  "i" = "Pass probabilities, not logits or scores (apply the softmax first)."),
-                class = "noisylabels_error_pred_probs", call = call)
-  }
-  rs <- rowSums(pred_probs)
-  off <- which(abs(rs - 1) > tol)
-  if (length(off)) {
-    abort_input(c("Rows of {.arg pred_probs} must sum to 1; {length(off)} row{?s} do{?es/} not (row {off[1]} sums to {signif(rs[off[1]], 4)}).",
-                  "i" = "Pass a full matrix of class probabilities (one column per class), or normalise with {.code p / rowSums(p)}."),
-                class = "noisylabels_error_pred_probs", call = call)
-  }
-  pred_probs <- pmin(pmax(pred_probs, 0), 1)
-  storage.mode(pred_probs) <- "double"
+  pred_probs <- check_prob_block(pred_probs, tol = tol, call = call)
   cn <- colnames(pred_probs)
   if (is.factor(labels) || is.character(labels)) {
     lab_chr <- as.character(labels)
@@ -201,4 +201,32 @@ check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame
   }
   list(labels = idx, pred_probs = pred_probs, classes = classes, counts = counts,
        factor = is.factor(labels), levels = if (is.factor(labels)) levels(labels) else NULL)
+}
+
+# The numeric checks of a block of probabilities (rows `offset + 1, ...` of
+# the whole): finite, within [0, 1] up to `tol`, rows summing to 1. Returns
+# the block clamped to [0, 1] as doubles.
+check_prob_block <- function(pred_probs, tol = 1e-3, offset = 0L, call = parent.frame()) {
+  r <- range(pred_probs)
+  if (!all(is.finite(r))) {
+    bad <- which(!is.finite(pred_probs), arr.ind = TRUE)[1, ]
+    abort_input(c("{.arg pred_probs} contains NA, NaN or infinite values (first at row {bad[1] + offset}, column {bad[2]}).",
+                  "i" = "Check the model that produced them; drop those rows or refit."),
+                class = "noisylabels_error_na", call = call)
+  }
+  if (r[1] < -tol || r[2] > 1 + tol) {
+    abort_input(c("{.arg pred_probs} must be probabilities in [0, 1]; found values from {signif(r[1], 3)} to {signif(r[2], 3)}.",
+                  "i" = "Pass probabilities, not logits or scores (apply the softmax first)."),
+                class = "noisylabels_error_pred_probs", call = call)
+  }
+  rs <- rowSums(pred_probs)
+  off <- which(abs(rs - 1) > tol)
+  if (length(off)) {
+    abort_input(c("Rows of {.arg pred_probs} must sum to 1; {length(off)} row{?s} do{?es/} not (row {off[1] + offset} sums to {signif(rs[off[1]], 4)}).",
+                  "i" = "Pass a full matrix of class probabilities (one column per class), or normalise with {.code p / rowSums(p)}."),
+                class = "noisylabels_error_pred_probs", call = call)
+  }
+  if (r[1] < 0 || r[2] > 1) pred_probs <- pmin(pmax(pred_probs, 0), 1)
+  storage.mode(pred_probs) <- "double"
+  pred_probs
 }

@@ -51,10 +51,40 @@
 #' i]`; `"prune_by_class"` the `sum_{j != i} C[i, j]` labels of class i with
 #' the lowest self-confidence; `"both"` their intersection; `"confident_joint"`
 #' the labels counted off the diagonal of the confident joint.
-#' `suggested_label` is the most probable true class: the argmax of the
-#' posterior `T[s, j] P[i, j]` with `rank_by = "posterior"`, else of the
-#' (adjusted) probabilities; for flagged labels, the most probable class
-#' other than the given one.
+#' `"fdr"` flags the labels whose `q_value` is at most `fdr`;
+#' `"expected_f1"` flags the labels of highest `p_wrong`, as many as
+#' maximise the expected F1 `2 sum(p_wrong[flagged]) / (n_flagged +
+#' sum(p_wrong))`. With `pred_probs` a file or a function (below) only
+#' `"fdr"`, `"expected_f1"`, `"rank"` and `"confident_joint"` are available.
+#'
+#' The probability that a label is wrong (`p_wrong`): out-of-fold probabilities
+#' come from a model trained on the noisy labels, so read as the truth they
+#' count the noise twice. `p_wrong` is 1 minus the posterior of the given
+#' label under a fitted noise model: the true class has probability
+#' `P[i, j]^a / sum_l P[i, l]^a` and the given label is drawn from a noise
+#' matrix `T`; `a` and `T` are fitted by EM (maximum likelihood of the given
+#' labels, at most 5,000 evenly spaced rows), starting from the calibrated
+#' confident joint (`noise_model` in the result). `q_value` is the smallest
+#' expected share of clean labels among the highest-`p_wrong` sets containing
+#' the label, so flagging `q_value <= fdr` controls the false discovery rate
+#' when `p_wrong` is calibrated; `wrong_count` is the estimated number of
+#' wrong labels, `sum(p_wrong)`, with a 90% interval. On simulated features
+#' with out-of-fold multinomial probabilities (3-10 classes, 0-40% noise; see
+#' `inst/bench/find_label_issues/README.md`) the sum was within a few
+#' percent of the true count except under 40% flips to one other class,
+#' where it undercounts. `suggested_label` is the most probable true class
+#' under that model (for flagged labels, the most probable class other than
+#' the given one) and `prob_suggested` its posterior probability.
+#'
+#' Probabilities too large for memory: `pred_probs` may be a file, headerless
+#' comma-separated text (`.csv`, `.txt`) or raw little-endian doubles in
+#' row-major order (any other name; numpy's `p.astype("<f8").tofile(path)`),
+#' or a function `f(i)` returning the i-th chunk of rows as a matrix (`NULL`
+#' after the last; it is called once per pass and must return the same
+#' chunks each time). Three passes (thresholds; confident joint; per-label
+#' scores) read `getOption("noisylabels.chunk_rows", 1e6)` rows at a time, and
+#' the result equals the in-memory one exactly (`pred_probs` is then not
+#' kept in the result).
 #'
 #' @section Regression:
 #' With numeric labels, each label's residual `y - prediction` from an
@@ -116,7 +146,8 @@
 #'   vector (classes) or numeric vector (regression).
 #' @param labels The given labels, for the model-agnostic entry points.
 #' @param pred_probs Out-of-fold class probabilities, n x K, rows summing to 1,
-#'   columns named by class (or in the order of the factor levels / 1..K).
+#'   columns named by class (or in the order of the factor levels / 1..K); or
+#'   a file or a function giving them in chunks (see "Classification").
 #' @param predictions Out-of-fold predictions of numeric labels.
 #' @param sd Optional standard deviations of `predictions` (predictive sd of
 #'   each label, including its noise), one per label or one number.
@@ -137,6 +168,7 @@
 #' @param folds Number of cross-validation folds for out-of-fold models.
 #' @param rank_by,adjust,flag_by Classification ranking and flags (see
 #'   "Classification").
+#' @param fdr Target false discovery rate of `flag_by = "fdr"`, in (0, 1].
 #' @param n_issues Number of labels to flag instead of the estimate (`NULL`).
 #' @param fdr Target false discovery rate of the flags of numeric labels
 #'   (default 0.1): the labels with `q_value <= fdr` are flagged.
@@ -153,11 +185,13 @@
 #' @param ... Passed from methods to the default method.
 #' @return An object of class `find_label_issues`: `label_issues` (data frame,
 #'   one row per label, sorted by decreasing score: `row`, `score`, `flagged`,
-#'   `label_quality`, `given_label`, and `suggested_label` and `prob_given`
-#'   for classes or `prediction`, `residual`, `sd`, `z`, `p_wrong`, `q_value`,
-#'   `suggested_value`, `suggested_lower`, `suggested_upper` for regression),
-#'   `estimated_issues`, `count` (regression: `estimate`, `lower`, `upper`,
-#'   `rate`, `rate_lower`, `rate_upper`, `level`), `fdr`, `task`, `method` (what produced the predictions),
+#'   `label_quality`, `given_label`, `p_wrong` and `q_value`, and
+#'   `suggested_label`, `prob_given` and `prob_suggested` for classes or
+#'   `prediction`, `residual`, `sd`, `z`, `suggested_value`,
+#'   `suggested_lower`, `suggested_upper` for regression),
+#'   `estimated_issues`, `wrong_count` (the estimated number of wrong labels:
+#'   `estimate`, `lower`, `upper`, `rate`, `rate_lower`, `rate_upper`,
+#'   `level`), `fdr`, `noise_model` (classes), `task`, `method` (what produced the predictions),
 #'   `rank_by`, `flag_by`, `pred_probs` or `predictions`/`sd`,
 #'   `confident_learning` (the [confident_joint()] list) or `mixture` (the
 #'   fitted two-group model: share `weight` and its `weight_se`, `sd_clean`,
@@ -227,8 +261,9 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       folds = 5, rank_by = c("posterior", "self_confidence", "normalized_margin"),
                                       adjust = FALSE,
                                       flag_by = c("consensus", "rank", "prune_by_noise_rate",
-                                                  "prune_by_class", "both", "confident_joint"),
-                                      n_issues = NULL, fdr = 0.1, gp_subsample = 2000, gp_max_dim = 10,
+                                                  "prune_by_class", "both", "confident_joint",
+                                                  "fdr", "expected_f1"),
+                                      fdr = 0.1, n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
                                       max_classes = 10, threads = 1L, verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
@@ -273,7 +308,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     }
     res <- if (!is.null(pred_probs)) {
       issues_classification(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
-                            method = "given pred_probs")
+                            method = "given pred_probs", fdr = fdr)
     } else {
       issues_regression(labels, predictions, sd, n_issues, method = "given predictions", fdr = fdr)
     }
@@ -334,7 +369,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     probs <- classification_oof(x, yf, method = named, folds = folds, threads = threads,
                                 verbose = verbose)
     res <- issues_classification(yf, probs$pred_probs, rank_by, adjust, flag_by, n_issues,
-                                 method = probs$method)
+                                 method = probs$method, fdr = fdr)
   }
   res$time <- proc.time()[["elapsed"]] - start
   res$call <- call

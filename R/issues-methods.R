@@ -39,7 +39,7 @@ print.find_label_issues <- function(x, n = 5, ...) {
                         x$task, sum(li$flagged), nrow(li), x$estimated_issues))
   cli::cat_line("Method: ", x$method)
   cli::cat_line("Ranked by: ", x$rank_by, "; flagged by: ", x$flag_by)
-  if (!is.null(x$count)) cli::cat_line(format_wrong_count(x$count, x$n, x$fdr, sum(li$flagged)))
+  if (!is.null(x$wrong_count)) cli::cat_line(format_wrong_count(x$wrong_count, x$n, x$fdr, sum(li$flagged)))
   df <- as.data.frame(unclass(li), stringsAsFactors = FALSE)
   if (n > 0) {
     cli::cat_line(sprintf("Top %d:", min(n, nrow(df))))
@@ -55,7 +55,7 @@ summary.find_label_issues <- function(object, ...) {
   out <- list(task = object$task, method = object$method, n = nrow(li),
               flagged = sum(li$flagged), estimated_issues = object$estimated_issues,
               quality = stats::quantile(li$label_quality, c(0, 0.05, 0.25, 0.5, 1), names = TRUE),
-              time = object$time, count = object$count, fdr = object$fdr)
+              time = object$time, wrong_count = object$wrong_count, fdr = object$fdr)
   if (!is.null(object$confident_learning)) {
     out$noise_matrix <- object$confident_learning$noise_matrix
     out$flags_by_class <- table(given = li$given_label, flagged = li$flagged)
@@ -74,7 +74,7 @@ print.summary.find_label_issues <- function(x, ...) {
   cli::cat_line("Method: ", x$method)
   cli::cat_line(sprintf("Estimated wrong labels: %d (%.1f%%); flagged: %d",
                         x$estimated_issues, 100 * x$estimated_issues / x$n, x$flagged))
-  if (!is.null(x$count)) cli::cat_line(format_wrong_count(x$count, x$n, x$fdr, x$flagged))
+  if (!is.null(x$wrong_count)) cli::cat_line(format_wrong_count(x$wrong_count, x$n, x$fdr, x$flagged))
   cli::cat_line("label_quality quantiles:")
   print(round(x$quality, 4))
   if (!is.null(x$noise_matrix)) {

@@ -29,18 +29,12 @@ cl_adjust <- function(pred_probs, thresholds) {
 # Returns the posterior of the given label, the most probable true class and
 # the n x K matrix of posteriors P(true = j | x_i, s_i).
 cl_posterior <- function(labels, pred_probs, calibrated) {
-  k <- ncol(pred_probs)
   n <- length(labels)
-  cs <- calibrated
-  for (j in seq_len(k)) {
-    off <- seq_len(k)[-j]
-    cs[off, j] <- cs[off, j] + mean(calibrated[off, j])
-  }
-  tot <- colSums(cs)
-  tm <- sweep(cs, 2, ifelse(tot > 0, tot, 1), "/")
+  tm <- cl_shrunk_noise(calibrated)
   joint <- tm[labels, , drop = FALSE] * pred_probs
   den <- rowSums(joint)
-  post <- joint / ifelse(den > 0, den, 1)
+  den[den <= 0] <- 1
+  post <- joint / den
   list(quality = pmin(pmax(post[cbind(seq_len(n), labels)], 0), 1),
        suggested = max.col(post, ties.method = "first"), matrix = post)
 }

@@ -51,7 +51,7 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
                          suggested_lower = as.numeric(predictions) - half,
                          suggested_upper = as.numeric(predictions) + half)
   new_find_label_issues(list(
-    label_issues = li, estimated_issues = estimated, count = sel$count, fdr = fdr,
+    label_issues = li, estimated_issues = estimated, wrong_count = sel$count, fdr = fdr,
     task = "regression", method = method,
     rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
     flag_by = if (is.null(n_issues)) sprintf("q_value <= %g (two-group model)", fdr) else "rank",

@@ -8,12 +8,15 @@ set -euo pipefail
 #               tools/site-check/node_modules and tools/review-check/node_modules;
 #               no browser download) for `make site-check` and `make review-check`
 #   --sanitize  valgrind for `make sanitize` / `make valgrind` (ASan/UBSan come with g++)
-EXTRA_SITE=0; EXTRA_SANITIZE=0
+#   --bench     Debian's numpy/scikit-learn/pandas/termcolor/tqdm, what cleanlab's
+#               source needs on PYTHONPATH for inst/bench/find_label_issues/cleanlab.R
+EXTRA_SITE=0; EXTRA_SANITIZE=0; EXTRA_BENCH=0
 for arg in "$@"; do
   case "$arg" in
     --site) EXTRA_SITE=1 ;;
     --sanitize) EXTRA_SANITIZE=1 ;;
-    *) echo "install-deps: unknown option $arg (use --site, --sanitize)"; exit 2 ;;
+    --bench) EXTRA_BENCH=1 ;;
+    *) echo "install-deps: unknown option $arg (use --site, --sanitize, --bench)"; exit 2 ;;
   esac
 done
 
@@ -88,6 +91,9 @@ if [ $EXTRA_SITE = 1 ]; then
 fi
 if [ $EXTRA_SANITIZE = 1 ]; then
   apt_optional valgrind
+fi
+if [ $EXTRA_BENCH = 1 ]; then
+  apt_optional python3-sklearn python3-pandas python3-termcolor python3-tqdm
 fi
 # Optional bench step (SGD_BENCH=1): Debian's scikit-learn for the
 # SGDClassifier comparison of inst/bench/sgd/bench_multiclass.R.

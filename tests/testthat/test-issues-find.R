@@ -47,7 +47,7 @@ test_that("the classification path ranks, flags and suggests as computed by hand
   li <- res$label_issues
   expect_s3_class(res, "find_label_issues")
   expect_named(li, c("row", "score", "flagged", "label_quality", "given_label",
-                     "suggested_label", "prob_given"))
+                     "suggested_label", "prob_given", "p_wrong", "q_value", "prob_suggested"))
   # Shrunk noise matrix: column 1 off-diagonal 1 + 1 -> (3, 2) / 5; column 2
   # (0, 2) / 2. Row 5: (0.4 * 0.95, 1 * 0.05) -> P(given) = 0.05 / 0.43.
   q <- li$label_quality[order(li$row)]

@@ -82,7 +82,7 @@ test_that("the count interval covers the simulated number of wrong labels at its
   skip_on_cran()
   hit <- vapply(1:24, function(seed) {
     s <- sim_two_group(300, 0.1, 2, 3, seed = 100 + seed)
-    ct <- find_label_issues(labels = s$z, predictions = numeric(300), sd = 1)$count
+    ct <- find_label_issues(labels = s$z, predictions = numeric(300), sd = 1)$wrong_count
     c(sum(s$wrong) >= ct$lower && sum(s$wrong) <= ct$upper, ct$upper - ct$lower)
   }, numeric(2))
   expect_gte(mean(hit[1, ]), 0.75)
