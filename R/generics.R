@@ -40,6 +40,11 @@ new_label_issues <- function(.row, .score, .flagged, ...) {
   if (length(extra) && (is.null(names(extra)) || any(names(extra) == ""))) {
     stop("new_label_issues(): extra columns must be named")
   }
+  if (any(!is.finite(.score))) {
+    abort_numeric(c("The fit produced {sum(!is.finite(.score))} non-finite noise score{?s}.",
+                    "i" = "This usually means the data's scale is extreme or a column is degenerate; rescale or drop it and refit."),
+                  call = NULL)
+  }
   out <- data.frame(row = as.integer(.row), score = as.numeric(.score),
                     flagged = as.logical(.flagged), stringsAsFactors = FALSE)
   for (nm in names(extra)) out[[nm]] <- extra[[nm]]

@@ -13,7 +13,7 @@ vecchia_auto_n <- 2000L
 resolve_approx <- function(approx, n, neighbors, threads, call = parent.frame()) {
   approx <- match_arg(approx, c("auto", "dense", "vecchia"), call = call)
   check_count(neighbors, "neighbors", call = call)
-  check_count(threads, "threads", call = call)
+  threads <- check_threads(threads, call = call)
   if (approx == "auto") approx <- if (n > vecchia_auto_n) "vecchia" else "dense"
   # option noisylabels.vecchia_exact_check = TRUE keeps Vecchia with every
   # earlier label conditioned on (m = n - 1): the exact GP computed by the

@@ -194,7 +194,10 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   y <- check_y_numeric(y, n)
   backend <- resolve_approx(approx, n, neighbors, threads)
   if (backend$approx == "dense") check_dense_memory(n, copies = 4, vecchia = TRUE)
-  check_count(restarts, "restarts")
+  if (!inherits(control, "gpr_loo_control")) {
+    abort_input("{.arg control} must be made by {.fn gpr_loo_control}, not {.cls {class(control)}}.")
+  }
+  check_count(restarts, "restarts", upper = 1000)
   check_flag(learn_kernel, "learn_kernel")
   auto_lambda <- identical(lambda, "auto")
   if (penalty == "lp") {

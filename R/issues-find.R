@@ -272,7 +272,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   flag_by <- match_arg(flag_by)
   check_flag(adjust, "adjust")
   verbose <- progress_enabled(verbose)
-  threads <- check_count(threads, "threads")
+  threads <- check_threads(threads)
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
   check_fdr(fdr)
   start <- proc.time()[["elapsed"]]

@@ -23,6 +23,8 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
   if (any(!is.finite(labels)) || any(!is.finite(predictions))) {
     abort_input("{.arg labels} and {.arg predictions} must be finite.", call = call)
   }
+  check_magnitude(labels, "labels", call = call)
+  check_magnitude(predictions, "predictions", call = call)
   if (n < 3L) abort_input("At least 3 labels are needed, got {n}.", call = call)
   resid <- as.numeric(labels) - as.numeric(predictions)
   if (!is.null(sd)) {

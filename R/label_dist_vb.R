@@ -176,7 +176,7 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
                stable_tol = check_number(stable_tol, "stable_tol", 0, 1),
                lbfgs_max_iter = check_count(lbfgs_max_iter, "lbfgs_max_iter"),
                restarts = check_count(restarts, "restarts"),
-               threads = check_count(threads, "threads"),
+               threads = check_threads(threads),
                debug = debug, init_lambda = 1e-2, init_diag = 0.7)
   tuning <- NULL
   if (!is.null(tune)) {

@@ -24,6 +24,9 @@
 #' @export
 corrupt_labels <- function(y, rate, level = 1, type = NULL) {
   check_number(rate, "rate", 0, 1)
+  if (!is.atomic(y) || !is.null(dim(y))) {
+    abort_input("{.arg y} must be a vector of labels (numeric, factor, character or logical), not {.cls {class(y)}}.")
+  }
   n <- length(y)
   if (n < 1) abort_input("{.arg y} is empty.")
   if (anyNA(y)) abort_input("{.arg y} contains NA.")

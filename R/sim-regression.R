@@ -58,6 +58,7 @@ sim_friedman <- function(n, d = 10, noise_sd = 1,
   corruption <- match_arg(corruption)
   n <- check_count(n, "n")
   d <- check_count(d, "d", lower = 5)
+  check_allocation(8 * 4 * as.double(n) * (d + 3), "The simulated data")
   check_number(noise_sd, "noise_sd", 0)
   check_number(prob, "prob", 0, 1)
   x <- matrix(stats::runif(n * d), n, d, dimnames = list(NULL, paste0("x", seq_len(d))))
@@ -72,6 +73,7 @@ sim_hartmann6 <- function(n, noise_sd = 0.05,
                           prob = 0, scale = NULL, constant = NULL) {
   corruption <- match_arg(corruption)
   n <- check_count(n, "n")
+  check_allocation(8 * 4 * as.double(n) * 9, "The simulated data")
   check_number(noise_sd, "noise_sd", 0)
   check_number(prob, "prob", 0, 1)
   x <- matrix(stats::runif(n * 6), n, 6, dimnames = list(NULL, paste0("x", 1:6)))
@@ -189,6 +191,7 @@ add_outliers <- function(x, y, type = c("uniform", "asymmetric", "focused"), rat
 #' @export
 sim_tang1d <- function(n = 24, n_corrupted = 10, noise_var = 0.05, corrupt_var = 0.75) {
   check_count(n, "n", 3)
+  check_allocation(8 * 8 * as.double(n), "The simulated data")
   check_count(n_corrupted, "n_corrupted", 0)
   check_number(noise_var, "noise_var", 0)
   check_number(corrupt_var, "corrupt_var", 0)
@@ -221,6 +224,7 @@ sim_le <- function(n = 50, n_corrupted = 33, noise_var = 0.01) {
 # sd_bad(x). The draws come in the order runif, sample.int, rnorm.
 sim_heteroscedastic <- function(n, n_corrupted, noise_var, f, sd_bad, call = parent.frame()) {
   check_count(n, "n", 3, call = call)
+  check_allocation(8 * 8 * as.double(n), "The simulated data", call = call)
   check_count(n_corrupted, "n_corrupted", 0, call = call)
   check_number(noise_var, "noise_var", 0, call = call)
   if (n_corrupted > n) abort_input("{.arg n_corrupted} cannot exceed {.arg n}.", call = call)

@@ -73,11 +73,19 @@ check_dots_empty <- function(fn, ..., call = parent.frame()) {
 }
 
 # Run a C++ entry point and turn its std::exception into a classed R error.
+# A stop by Ctrl-C (the core's Interrupted) becomes R's own interrupt.
 call_core <- function(expr, call = parent.frame()) {
-  tryCatch(expr, error = function(e) {
+  interrupted <- FALSE
+  out <- tryCatch(expr, error = function(e) {
     if (inherits(e, "noisylabels_error")) stop(e)
+    if (identical(conditionMessage(e), "interrupted by the user")) {
+      interrupted <<- TRUE
+      return(NULL)
+    }
     abort_numeric(c("The C++ solver failed.", "x" = conditionMessage(e)), call = call)
   })
+  if (interrupted) signal_interrupt()
+  out
 }
 
 check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,
@@ -94,9 +102,16 @@ check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,
   invisible(x)
 }
 
-check_count <- function(x, arg, lower = 1, call = parent.frame()) {
-  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x != round(x) || x < lower) {
-    abort_input("{.arg {arg}} must be a whole number >= {lower}.", call = call)
+# A whole number in [lower, upper] (upper at most the largest integer).
+check_count <- function(x, arg, lower = 1, upper = .Machine$integer.max, call = parent.frame()) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) || x != round(x) ||
+      x < lower || x > upper) {
+    range <- if (upper < .Machine$integer.max) {
+      paste0("between ", lower, " and ", format(upper, big.mark = ","))
+    } else {
+      paste0(">= ", lower)
+    }
+    abort_input("{.arg {arg}} must be a whole number {range}.", call = call)
   }
   invisible(as.integer(x))
 }
@@ -136,8 +151,29 @@ check_x_matrix <- function(x, arg = "x", min_rows = 1L, call = parent.frame()) {
   if (any(!is.finite(x))) {
     abort_input("{.arg {arg}} contains infinite values.", call = call)
   }
+  check_magnitude(x, arg, call = call)
   storage.mode(x) <- "double"
   x
+}
+
+# Values whose squares or pairwise differences overflow or underflow double
+# precision (beyond about 1e150, or spread below 1e-150) make the GP and SGD
+# arithmetic return Inf or NaN. They are refused with a classed error that
+# says to rescale, since every method standardises its inputs and labels
+# anyway and a user's rescaling loses nothing.
+check_magnitude <- function(v, arg, call = parent.frame()) {
+  big <- max(abs(v))
+  if (big > 1e150) {
+    abort_input(c("{.arg {arg}} has values as large as {format(big, digits = 3)}; arithmetic on them overflows.",
+                  "i" = "Divide {.arg {arg}} by a constant (e.g. {format(10^floor(log10(big)), digits = 3)}) first."),
+                class = "noisylabels_error_range", call = call)
+  }
+  if (big > 0 && big < 1e-150) {
+    abort_input(c("{.arg {arg}} has values no larger than {format(big, digits = 3)}; arithmetic on them underflows.",
+                  "i" = "Multiply {.arg {arg}} by a constant first."),
+                class = "noisylabels_error_range", call = call)
+  }
+  invisible(v)
 }
 
 check_y_numeric <- function(y, n, arg = "y", call = parent.frame()) {
@@ -150,6 +186,7 @@ check_y_numeric <- function(y, n, arg = "y", call = parent.frame()) {
   }
   if (anyNA(y)) abort_input("{.arg {arg}} contains NA/NaN values.", call = call)
   if (any(!is.finite(y))) abort_input("{.arg {arg}} contains infinite values.", call = call)
+  check_magnitude(y, arg, call = call)
   # A single label is left to the caller's minimum-size check (its sd is NA).
   if (n >= 2 && stats::sd(y) == 0) {
     abort_input("{.arg {arg}} is constant; there is nothing to model.", call = call)

@@ -108,6 +108,10 @@ class Trainer {
   }
 
  private:
+  static constexpr int kReserveEpochs = 1024;
+  std::size_t reserve_epochs() const {
+    return static_cast<std::size_t>(std::min(opt_.epochs, kReserveEpochs));
+  }
   // One-vs-rest labels: block k is +1 for class k and -1 for the rest.
   void make_ovr_labels() {
     if (!multi_ || opt_.multinomial) return;
@@ -153,12 +157,14 @@ class Trainer {
     res_.n_models = K_;
     if (opt_.record_iterates) {
       if (multi_) throw std::invalid_argument("record_iterates is for binary fits only");
-      res_.iterates.reserve(static_cast<std::size_t>(dim_ + 2) * n_ * opt_.epochs);
+      // Reserved for at most kReserveEpochs epochs: the traces grow past
+      // that as epochs are run, so a huge `epochs` allocates nothing up front.
+      res_.iterates.reserve(static_cast<std::size_t>(dim_ + 2) * n_ * reserve_epochs());
       iterates_ = &res_.iterates;
     }
-    res_.objective.reserve(opt_.epochs);
-    res_.train_error.reserve(opt_.epochs);
-    if (valid_ != nullptr) res_.valid_error.reserve(opt_.epochs);
+    res_.objective.reserve(reserve_epochs());
+    res_.train_error.reserve(reserve_epochs());
+    if (valid_ != nullptr) res_.valid_error.reserve(reserve_epochs());
     scratch_.resize(K_);
     models_.resize(K_);
   }

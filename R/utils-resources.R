@@ -1,0 +1,60 @@
+# Resources a caller asks for are bounded before any work starts: thread
+# counts by the cores the machine has, sizes by the memory it has.
+
+# The number of cores R can use here (at least 1).
+available_cores <- function() {
+  n <- suppressWarnings(parallel::detectCores(logical = TRUE))
+  if (is.na(n) || n < 1L) 1L else as.integer(n)
+}
+
+# A thread count: a whole number >= 1, capped at the available cores with a
+# message (asking for more threads than cores only slows a fit down, and a
+# huge count makes OpenMP or ranger abort the R session).
+check_threads <- function(threads, arg = "threads", call = parent.frame()) {
+  threads <- check_count(threads, arg, call = call)
+  cores <- available_cores()
+  if (threads > cores) {
+    cli::cli_inform(c("i" = "{.arg {arg}} = {format(threads, big.mark = ',')} is more than the {cores} core{?s} available; using {cores}."),
+                    class = "noisylabels_message_threads")
+    threads <- cores
+  }
+  as.integer(threads)
+}
+
+# Memory this machine has, in bytes (NA when it cannot be read).
+available_memory <- function() {
+  lim <- getOption("noisylabels.max_bytes")
+  if (!is.null(lim)) return(as.numeric(lim))
+  info <- tryCatch(readLines("/proc/meminfo", n = 3L, warn = FALSE), error = function(e) character())
+  line <- grep("^MemAvailable:", info, value = TRUE)
+  if (!length(line)) return(NA_real_)
+  as.numeric(gsub("[^0-9]", "", line)) * 1024
+}
+
+# Refuse an allocation of `bytes` (what `what` needs) before it is attempted
+# when it exceeds half the memory available: the work that follows needs
+# copies and workspace of the same order.
+check_allocation <- function(bytes, what, call = parent.frame()) {
+  avail <- available_memory()
+  if (is.finite(avail) && bytes > avail / 2) {
+    abort_input(c("{what} needs about {format_bytes(bytes)}, more than half of the {format_bytes(avail)} of memory available.",
+                  "i" = "Use a smaller size."),
+                class = "noisylabels_error_memory", call = call)
+  }
+  invisible(bytes)
+}
+
+format_bytes <- function(b) {
+  units <- c("B", "KB", "MB", "GB", "TB")
+  k <- max(1L, min(length(units), floor(log(max(b, 1), 1024)) + 1L))
+  sprintf("%.1f %s", b / 1024^(k - 1L), units[k])
+}
+
+# R's own interrupt: the condition Ctrl-C signals (so tryCatch(interrupt = )
+# and withCallingHandlers see it), then back to the top level as base R does.
+# Used when the C++ core stopped because the user pressed Ctrl-C.
+signal_interrupt <- function() {
+  cond <- structure(class = c("interrupt", "condition"), list(message = "", call = NULL))
+  signalCondition(cond)
+  invokeRestart("abort")
+}
