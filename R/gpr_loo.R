@@ -194,7 +194,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   y <- check_y_numeric(y, n)
   backend <- resolve_approx(approx, n, neighbors, threads)
   if (backend$approx == "dense") check_dense_memory(n, copies = 4, vecchia = TRUE)
-  if (!inherits(control, "gpr_loo_control")) {
+  if (!is.list(control) || !all(names(gpr_loo_control()) %in% names(control))) {
     abort_input("{.arg control} must be made by {.fn gpr_loo_control}, not {.cls {class(control)}}.")
   }
   check_count(restarts, "restarts", upper = 1000)
