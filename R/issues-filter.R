@@ -153,6 +153,18 @@ check_pred_probs <- function(labels, pred_probs, tol = 1e-3, call = parent.frame
   }
   pred_probs <- check_prob_block(pred_probs, tol = tol, call = call)
   cn <- colnames(pred_probs)
+  # Logical labels name their classes "FALSE" and "TRUE": matched to column
+  # names when there are any, else FALSE is the first column and TRUE the
+  # second, which only two columns allow.
+  if (is.logical(labels)) {
+    if (!is.null(cn)) {
+      labels <- as.character(labels)
+    } else if (k != 2L) {
+      abort_input(c("Logical {.arg labels} need {.arg pred_probs} with two columns (FALSE, TRUE), not {k}.",
+                    "i" = "Or name the columns {.val FALSE} and {.val TRUE}."),
+                  class = "noisylabels_error_label_range", call = call)
+    }
+  }
   if (is.factor(labels) || is.character(labels)) {
     lab_chr <- as.character(labels)
     if (!is.null(cn)) {

@@ -26,6 +26,11 @@ sgd_labels <- function(y, n, multiclass = "auto", template = NULL, arg = "y",
                          cls = ifelse(out$y > 0, 2L, 1L))))
     }
     kind <- if (is.factor(y)) "factor" else if (is.logical(y)) "logical" else if (is.character(y)) "character" else if (is.numeric(y)) "numeric" else "other"
+    if (kind == "numeric" && any(y != round(y))) {
+      abort_input(c("{.arg {arg}} is numeric with {length(present)} distinct non-integer values; {.fn sgd_robust} is a classifier.",
+                    "i" = "Pass class labels (a factor, or whole-number codes); for numeric labels use {.fn gpr_loo} or {.fn find_label_issues}."),
+                  class = "noisylabels_error_label_type", call = call)
+    }
     if (kind == "other") abort_input("{.arg {arg}} has unsupported type {.cls {class(y)}}.", call = call)
     levels <- present
   } else {
