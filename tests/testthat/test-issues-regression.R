@@ -166,3 +166,13 @@ test_that("bad tolerances are classed input errors", {
   expect_error(find_label_issues(labels = c(1, 2, 1, 2), pred_probs = p, tolerance = 0.1),
                class = "noisylabels_error_tolerance")
 })
+
+test_that("print and summary show the count with its interval and the tolerance", {
+  set.seed(5)
+  yhat <- sin(1:100 / 8)
+  y <- yhat + rnorm(100, sd = 0.1)
+  res <- find_label_issues(labels = y, predictions = yhat, sd = 0.1, tolerance = 0.25)
+  expect_output(print(res), "Estimated wrong: [0-9]+ .*90% interval [0-9]+-[0-9]+")
+  expect_output(print(summary(res)), "P\\(\\|label - truth\\| > 0.25\\)")
+  expect_output(print(summary(res)), "90% interval")
+})
