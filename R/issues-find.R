@@ -112,6 +112,23 @@
 #' tolerance (the telomere table) sit in a smooth tail that the model only
 #' partly separates.
 #'
+#' With `tolerance`, a label is wrong when it is off from the true value by
+#' more than `tolerance` (label units), and `p_wrong = P(|y - T| >
+#' tolerance)` with `T ~ N(m, v)` the model's predictive distribution of the
+#' true value: for the GP path `m` is the leave-one-out mean and `v` the
+#' leave-one-out variance of the latent function (the predictive variance
+#' minus the fitted label-noise variance, floored at 1e-4 of the predictive
+#' variance). Paths that give only one residual scale `s` (the forest, given
+#' `predictions` with or without `sd`) cannot split it into model and label
+#' noise; they use `v = s^2`, which counts the label noise as uncertainty
+#' about the truth: `p_wrong` is pulled toward `P(|N(0, s^2)| > tolerance)`,
+#' so flags are fewer than with the split and the count is biased toward that
+#' share. Flags, q-values and the count follow as above (no fitted share, so
+#' the count's interval is the Poisson-binomial one); the suggested value's
+#' 90% interval is `m +- 1.645 sqrt(v)`. On the telomere table, whose errors
+#' are exactly deviations beyond 0.1, `tolerance = 0.1` reaches the recall
+#' and precision the two-group model cannot (see the calibration README).
+#'
 #' The out-of-fold model (`method`): `"forest"` is a random forest (package
 #' ranger, `min.node.size = ceiling(sqrt(n))`, `num.trees = 500`) in `folds`-fold
 #' cross-validation; `"gp"` is a Gaussian process whose hyperparameters are
@@ -172,6 +189,9 @@
 #' @param n_issues Number of labels to flag instead of the estimate (`NULL`).
 #' @param fdr Target false discovery rate of the flags of numeric labels
 #'   (default 0.1): the labels with `q_value <= fdr` are flagged.
+#' @param tolerance Numeric labels only: a label is wrong when it is off from
+#'   the true value by more than this (label units; one number or one per
+#'   label). `NULL` (default) uses the two-group model (see "Regression").
 #' @param gp_subsample,gp_max_dim Regression GP settings (see "Regression").
 #' @param max_classes Numeric labels with at most this many distinct values
 #'   are treated as classes by `task = "auto"`.
@@ -192,7 +212,7 @@
 #'   `estimated_issues`, `wrong_count` (the estimated number of wrong labels:
 #'   `estimate`, `lower`, `upper`, `rate`, `rate_lower`, `rate_upper`,
 #'   `level`), `fdr`, `noise_model` (classes), `task`, `method` (what produced the predictions),
-#'   `rank_by`, `flag_by`, `pred_probs` or `predictions`/`sd`,
+#'   `rank_by`, `flag_by`, `tolerance` and `latent_sd` (with a tolerance), `pred_probs` or `predictions`/`sd`,
 #'   `confident_learning` (the [confident_joint()] list) or `mixture` (the
 #'   fitted two-group model: share `weight` and its `weight_se`, `sd_clean`,
 #'   `shape`, `shift`, `sd_wide`), `model_choice` (regression `"auto"`: the criteria
@@ -263,7 +283,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       flag_by = c("consensus", "rank", "prune_by_noise_rate",
                                                   "prune_by_class", "both", "confident_joint",
                                                   "fdr", "expected_f1"),
-                                      fdr = 0.1, n_issues = NULL, gp_subsample = 2000, gp_max_dim = 10,
+                                      fdr = 0.1, n_issues = NULL, tolerance = NULL, gp_subsample = 2000, gp_max_dim = 10,
                                       max_classes = 10, threads = 1L, verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
@@ -275,9 +295,18 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   threads <- check_threads(threads)
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
   check_fdr(fdr)
+  check_tolerance(tolerance)
   start <- proc.time()[["elapsed"]]
+  no_tolerance <- function(what) {
+    if (!is.null(tolerance)) {
+      abort_input(c("{.arg tolerance} applies to numeric labels with out-of-fold predictions; {what} has none.",
+                    "i" = "Leave {.arg tolerance} at {.code NULL}."),
+                  class = "noisylabels_error_tolerance", call = call)
+    }
+  }
   if (inherits(method, c("gpr_loo", "gpr_pursuit", "gpc_ep", "gpc_ep_ovr", "sgd_robust",
                          "label_dist_vb"))) {
+    no_tolerance("a fitted model")
     return(issues_from_fit(method, n_issues = n_issues, call = call))
   }
   if (!is.null(label_dist) || !is.null(groups)) {
@@ -306,11 +335,14 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     if (!identical(method, "auto")) {
       abort_input("{.arg method} chooses a model to fit; with {.arg pred_probs} or {.arg predictions} there is nothing to fit, so leave it at {.val auto}.")
     }
+    if (!is.null(pred_probs)) no_tolerance("classification")
+    check_tolerance(tolerance, length(labels))
     res <- if (!is.null(pred_probs)) {
       issues_classification(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
                             method = "given pred_probs", fdr = fdr)
     } else {
-      issues_regression(labels, predictions, sd, n_issues, method = "given predictions", fdr = fdr)
+      issues_regression(labels, predictions, sd, n_issues, method = "given predictions", fdr = fdr,
+                        tolerance = tolerance)
     }
     res$time <- proc.time()[["elapsed"]] - start
     res$call <- call
@@ -350,7 +382,10 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                   "i" = "A fitted {.fn gpr_loo}, {.fn gpr_pursuit}, {.fn gpc_ep}, {.fn sgd_robust} or {.fn label_dist_vb} model can be passed as {.arg method}."),
                 class = "noisylabels_error_choice")
   }
+  if (task != "regression") no_tolerance("classification")
+  check_tolerance(tolerance, n)
   if (named %in% c("gpr_loo", "gpr_pursuit")) {
+    no_tolerance(sprintf("method = \"%s\" (its own noise scores)", named))
     y <- check_y_numeric(y, n)
     fit <- if (named == "gpr_loo") gpr_loo(x, y) else gpr_pursuit(x, y)
     res <- issues_from_fit(fit, n_issues = n_issues, call = call)
@@ -361,7 +396,9 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     y <- check_y_numeric(y, n)
     oof <- regression_oof(x, y, method = named, folds = folds, gp_subsample = gp_subsample,
                           gp_max_dim = gp_max_dim, threads = threads, verbose = verbose)
-    res <- issues_regression(y, oof$mean, oof$sd, n_issues, method = oof$method, fdr = fdr)
+    latent <- if (!is.null(oof$noise_var)) gp_latent_sd(oof$sd, oof$noise_var)
+    res <- issues_regression(y, oof$mean, oof$sd, n_issues, method = oof$method, fdr = fdr,
+                             tolerance = tolerance, latent_sd = latent)
     res$model_choice <- oof$choice
   } else {
     yf <- if (is.factor(y)) droplevels(y) else factor(y)

@@ -65,6 +65,7 @@ summary.find_label_issues <- function(object, ...) {
                      sd_wide = object$mixture$sd_wide, shape = object$mixture$shape %||% NA_real_)
   }
   out$model_choice <- object$model_choice
+  if (!is.null(object$tolerance)) out$flag_by <- object$flag_by
   structure(out, class = "summary.find_label_issues")
 }
 
@@ -75,6 +76,7 @@ print.summary.find_label_issues <- function(x, ...) {
   cli::cat_line(sprintf("Estimated wrong labels: %d (%.1f%%); flagged: %d",
                         x$estimated_issues, 100 * x$estimated_issues / x$n, x$flagged))
   if (!is.null(x$wrong_count)) cli::cat_line(format_wrong_count(x$wrong_count, x$n, x$fdr, x$flagged))
+  if (!is.null(x$flag_by)) cli::cat_line("Flagged by: ", x$flag_by)
   cli::cat_line("label_quality quantiles:")
   print(round(x$quality, 4))
   if (!is.null(x$noise_matrix)) {
@@ -180,13 +182,15 @@ autoplot.find_label_issues <- function(object, which = c("scores", "top"), n = 2
 #' Data without its wrong labels
 #'
 #' Remove the flagged rows of a [find_label_issues()] result from the data,
-#' or (classification) replace their labels by the suggested ones.
+#' or replace their labels by the suggested ones (classes: the suggested
+#' class; numbers: the model's prediction).
 #'
 #' @param result A [find_label_issues()] result.
 #' @param data The data the result was computed on (same rows, same order;
 #'   for the formula interface the data frame passed to it).
 #' @param action `"remove"` (drop flagged rows) or `"relabel"` (replace the
-#'   flagged labels by `suggested_label`; classification only).
+#'   flagged labels by `suggested_label` for classes or `suggested_value`,
+#'   the model's prediction, for numeric labels).
 #' @param response For `"relabel"`: the name of the label column in `data`
 #'   (taken from the formula when there was one), or `NULL` when `data` is the
 #'   label vector itself.
@@ -221,11 +225,12 @@ clean_data <- function(result, data, action = c("remove", "relabel"), response =
     attr(out, "removed_rows") <- rows
     return(out)
   }
-  if (result$task != "classification" || is.null(li$suggested_label)) {
-    abort_input(c("{.code action = \"relabel\"} needs suggested labels, which only the classification path gives.",
-                  "i" = "Use {.code action = \"remove\"} for numeric labels."))
+  suggested <- li$suggested_label %||% li$suggested_value
+  if (is.null(suggested)) {
+    abort_input(c("{.code action = \"relabel\"} needs suggested labels or values, and this result has none.",
+                  "i" = "Use {.code action = \"remove\"}."))
   }
-  new <- li$suggested_label[li$flagged][order(li$row[li$flagged])]
+  new <- suggested[li$flagged][order(li$row[li$flagged])]
   if (is.data.frame(data)) {
     if (is.null(response) || !response %in% names(data)) {
       abort_input("{.arg response} must name the label column of {.arg data}.")
@@ -240,7 +245,9 @@ clean_data <- function(result, data, action = c("remove", "relabel"), response =
 }
 
 replace_labels <- function(col, rows, new) {
-  if (is.factor(col)) {
+  if (is.numeric(new) && is.numeric(col) && !is.factor(col)) {
+    col[rows] <- new
+  } else if (is.factor(col)) {
     col[rows] <- as.character(new)
   } else if (is.numeric(col)) {
     col[rows] <- methods::as(as.character(new), class(col)[1])

@@ -2,9 +2,12 @@
 # standardised by the given sd or a robust scale, each label's probability of
 # being wrong from the two-group model of R/issues-twogroup.R, flags that
 # control the false discovery rate (R/issues-fdr.R), and the model's
-# prediction as the suggested value with a 90% interval.
+# prediction as the suggested value with a 90% interval. With a `tolerance`
+# the probability of being wrong comes instead from the model's predictive
+# distribution of the true value (tolerance_p_wrong() below).
 
-issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0.1) {
+issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0.1,
+                              tolerance = NULL, latent_sd = NULL) {
   call <- parent.frame(2)
   if (!is.numeric(labels) || is.factor(labels)) {
     abort_input(c("With {.arg predictions}, {.arg labels} must be numeric.",
@@ -38,6 +41,10 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
     scale <- rep_len(robust_scale(resid), n)
   }
   z <- resid / scale
+  if (!is.null(tolerance)) {
+    return(issues_tolerance(labels, predictions, resid, z, sd, n_issues, method, fdr,
+                            tolerance, latent_sd %||% scale))
+  }
   fit <- two_group_fit(z)
   sel <- fdr_select(fit$p_wrong, fdr = fdr, level = 0.9, model_var = (n * fit$weight_se)^2)
   estimated <- as.integer(round(sel$count$estimate))
@@ -60,6 +67,61 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
     predictions = as.numeric(predictions), sd = sd,
     labels = as.numeric(labels), mixture = two_group_summary(fit), n = n))
 }
+
+# The user's notion of wrong: |label - truth| > tolerance. With T ~ N(m, v)
+# the model's predictive distribution of the true value,
+#   p_wrong = P(|y - T| > tol) = Phi((y - m - tol) / sqrt(v)) + Phi((m - y - tol) / sqrt(v)),
+# which is 1 as tol -> 0 and 0 as tol -> Inf. No share of wrong labels is
+# fitted, so the count's interval is the Poisson-binomial one alone.
+tolerance_p_wrong <- function(labels, mean, latent_sd, tolerance) {
+  r <- labels - mean
+  stats::pnorm((r - tolerance) / latent_sd) + stats::pnorm((-r - tolerance) / latent_sd)
+}
+
+issues_tolerance <- function(labels, predictions, resid, z, sd, n_issues, method, fdr,
+                             tolerance, latent_sd) {
+  n <- length(labels)
+  latent_sd <- rep_len(latent_sd, n)
+  p_wrong <- tolerance_p_wrong(as.numeric(labels), as.numeric(predictions), latent_sd,
+                               rep_len(tolerance, n))
+  sel <- fdr_select(p_wrong, fdr = fdr, level = 0.9)
+  flagged <- if (is.null(n_issues)) sel$flagged else flag_lowest(-abs(z), n_issues)
+  half <- stats::qnorm(0.95) * latent_sd
+  tol_txt <- if (length(tolerance) == 1L) format(tolerance) else "per-label tolerance"
+  li <- new_label_issues(seq_len(n), abs(z), flagged, label_quality = 1 - p_wrong,
+                         given_label = as.numeric(labels), prediction = as.numeric(predictions),
+                         residual = resid, sd = if (is.null(sd)) NA_real_ else sd,
+                         z = z, p_wrong = p_wrong, q_value = sel$q_value,
+                         suggested_value = as.numeric(predictions),
+                         suggested_lower = as.numeric(predictions) - half,
+                         suggested_upper = as.numeric(predictions) + half)
+  new_find_label_issues(list(
+    label_issues = li, estimated_issues = as.integer(round(sel$count$estimate)),
+    wrong_count = sel$count, fdr = fdr, task = "regression", method = method,
+    rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
+    flag_by = if (is.null(n_issues)) sprintf("q_value <= %g (P(|label - truth| > %s))", fdr, tol_txt)
+              else "rank",
+    tolerance = tolerance, latent_sd = latent_sd,
+    predictions = as.numeric(predictions), sd = sd, labels = as.numeric(labels), n = n))
+}
+
+# The user's `tolerance`: positive, one number or one per label; Inf allowed.
+check_tolerance <- function(tolerance, n = NULL, call = parent.frame()) {
+  if (is.null(tolerance)) return(invisible(NULL))
+  ok <- is.numeric(tolerance) && length(tolerance) >= 1L && !anyNA(tolerance) &&
+    all(tolerance > 0) && (is.null(n) || length(tolerance) %in% c(1L, n))
+  if (!ok) {
+    abort_input(c("{.arg tolerance} must be positive (label units), one number or one per label.",
+                  "i" = "A label is called wrong when it is off from the true value by more than {.arg tolerance}."),
+                class = "noisylabels_error_tolerance", call = call)
+  }
+  invisible(as.numeric(tolerance))
+}
+
+# Sd of the true value under a GP's leave-one-out predictive distribution:
+# the LOO variance minus the label-noise variance, floored at 1e-4 of the
+# LOO variance (a latent sd of at least 1% of the predictive sd).
+gp_latent_sd <- function(sd, noise_var) sqrt(pmax(sd^2 - noise_var, 1e-4 * sd^2))
 
 # What print/summary show of the fitted two-group model.
 two_group_summary <- function(fit) {

@@ -300,8 +300,21 @@ test_that("clean_data removes flagged rows or relabels them", {
   expect_equal(clean_data(res, d$y, action = "relabel"), structure(c("a", "a", "b", "b", "a", "a"),
                                                                    relabelled_rows = 5L))
   expect_error(clean_data(res, d[-1, ]), class = "noisylabels_error_length")
-  r2 <- find_label_issues(labels = c(1, 2, 3, 4, 50), predictions = c(1, 2, 3, 4, 5))
-  expect_error(clean_data(r2, 1:5, action = "relabel"), class = "noisylabels_error_input")
+  # Numeric labels: flagged labels are replaced by the suggested value.
+  set.seed(2)
+  yhat <- sin(1:60 / 5)
+  yy <- yhat + rnorm(60, sd = 0.1)
+  yy[c(7, 30)] <- yy[c(7, 30)] + 3
+  r2 <- find_label_issues(labels = yy, predictions = yhat, sd = 0.1)
+  fl <- sort(r2$label_issues$row[r2$label_issues$flagged])
+  expect_true(all(c(7L, 30L) %in% fl))
+  rel2 <- clean_data(r2, data.frame(y = yy), action = "relabel", response = "y")
+  expect_equal(rel2$y[fl], yhat[fl])
+  expect_equal(rel2$y[-fl], yy[-fl])
+  expect_identical(attr(rel2, "relabelled_rows"), fl)
+  r3 <- r2
+  r3$label_issues$suggested_value <- NULL
+  expect_error(clean_data(r3, yy, action = "relabel"), class = "noisylabels_error_input")
 })
 
 test_that("print, summary, plot and autoplot work", {

@@ -99,3 +99,80 @@ test_that("the fitted share's standard error is larger when the null's shape is 
   fixed_se <- 1 / sqrt(sum(((f1 - f0) / exp(lse2(l$clean, l$wrong)))^2) + 18 / (1 - fit$w)^2)
   expect_gt(fit$weight_se, fixed_se)
 })
+
+test_that("with a tolerance, p_wrong is P(|label - truth| > tolerance) under the predictive distribution", {
+  y <- c(1.00, 1.25, 0.70, 2.00)
+  yhat <- c(1.00, 1.00, 1.00, 1.00)
+  s <- c(0.5, 0.1, 0.2, 0.4)
+  res <- find_label_issues(labels = y, predictions = yhat, sd = s, tolerance = 0.2)
+  li <- res$label_issues[order(res$label_issues$row), ]
+  # By hand: P(T < y - 0.2) + P(T > y + 0.2), T ~ N(yhat, s^2).
+  r <- y - yhat
+  hand <- pnorm((r - 0.2) / s) + 1 - pnorm((r + 0.2) / s)
+  expect_equal(li$p_wrong, hand)
+  expect_equal(li$p_wrong[1], 2 * pnorm(-0.4))
+  expect_equal(res$wrong_count$estimate, sum(hand))
+  expect_equal(li$suggested_upper - li$suggested_value, qnorm(0.95) * s)
+  expect_null(res$mixture)
+  expect_equal(res$tolerance, 0.2)
+  # The same with a separate sd of the truth (the GP path's latent sd).
+  p <- noisylabels:::issues_regression(y, yhat, s, NULL, "m", tolerance = 0.2, latent_sd = 0.05)
+  expect_equal(p$label_issues$p_wrong[order(p$label_issues$row)],
+               pnorm((r - 0.2) / 0.05) + pnorm((-r - 0.2) / 0.05))
+})
+
+test_that("tolerance -> 0 makes every label wrong, tolerance -> Inf none", {
+  set.seed(3)
+  yhat <- rnorm(50)
+  y <- yhat + rnorm(50, sd = 0.3)
+  tiny <- find_label_issues(labels = y, predictions = yhat, sd = 0.3, tolerance = 1e-12)
+  expect_equal(tiny$label_issues$p_wrong, rep(1, 50), tolerance = 1e-8)
+  expect_true(all(tiny$label_issues$flagged))
+  huge <- find_label_issues(labels = y, predictions = yhat, sd = 0.3, tolerance = Inf)
+  expect_equal(huge$label_issues$p_wrong, rep(0, 50))
+  expect_false(any(huge$label_issues$flagged))
+  expect_equal(huge$wrong_count$estimate, 0)
+  # p_wrong falls as the tolerance grows.
+  p <- sapply(c(0.1, 0.3, 1), function(t) {
+    r <- find_label_issues(labels = y, predictions = yhat, sd = 0.3, tolerance = t)
+    r$label_issues$p_wrong[order(r$label_issues$row)]
+  })
+  expect_true(all(p[, 1] >= p[, 2] & p[, 2] >= p[, 3]))
+})
+
+test_that("tolerance flags a tolerance-type error the two-group model cannot", {
+  set.seed(11)
+  n <- 2000
+  truth <- sin(seq_len(n) / 100)
+  y <- truth + rnorm(n, sd = 0.05)
+  wrong <- abs(y - truth) > 0.1
+  # A model that knows the truth up to a small latent error, label noise 0.05.
+  yhat <- truth + rnorm(n, sd = 0.002)
+  res <- noisylabels:::issues_regression(y, yhat, sqrt(0.05^2 + 0.002^2), NULL, "m",
+                                         tolerance = 0.1, latent_sd = 0.002)
+  fl <- res$label_issues$flagged[order(res$label_issues$row)]
+  expect_gt(sum(fl & wrong) / sum(wrong), 0.9)
+  expect_gt(sum(fl & wrong) / sum(fl), 0.85)
+  expect_true(res$wrong_count$lower <= sum(wrong) && sum(wrong) <= res$wrong_count$upper)
+})
+
+test_that("bad tolerances are classed input errors", {
+  y <- c(1, 2, 3, 4)
+  for (bad in list(0, -1, NA_real_, "a", c(0.1, 0.2))) {
+    expect_error(find_label_issues(labels = y, predictions = y, tolerance = bad),
+                 class = "noisylabels_error_tolerance")
+  }
+  p <- matrix(c(0.9, 0.1, 0.2, 0.8, 0.6, 0.4, 0.3, 0.7), 4, byrow = TRUE)
+  expect_error(find_label_issues(labels = c(1, 2, 1, 2), pred_probs = p, tolerance = 0.1),
+               class = "noisylabels_error_tolerance")
+})
+
+test_that("print and summary show the count with its interval and the tolerance", {
+  set.seed(5)
+  yhat <- sin(1:100 / 8)
+  y <- yhat + rnorm(100, sd = 0.1)
+  res <- find_label_issues(labels = y, predictions = yhat, sd = 0.1, tolerance = 0.25)
+  expect_output(print(res), "Estimated wrong: [0-9]+ .*90% interval [0-9]+-[0-9]+")
+  expect_output(print(summary(res)), "P\\(\\|label - truth\\| > 0.25\\)")
+  expect_output(print(summary(res)), "90% interval")
+})

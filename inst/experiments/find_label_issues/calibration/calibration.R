@@ -82,7 +82,7 @@ measure <- function(d, fdr = 0.1) {
              precision = if (any(fl)) tp / sum(fl) else NA, recall = if (any(truth)) tp / sum(truth) else NA,
              f1 = if (any(truth)) 2 * tp / (sum(fl) + sum(truth)) else NA, best_f1 = best,
              fdp = if (any(fl)) 1 - tp / sum(fl) else 0,
-             estimate = res$count$estimate, lower = res$count$lower, upper = res$count$upper,
+             estimate = res$wrong_count$estimate, lower = res$wrong_count$lower, upper = res$wrong_count$upper,
              auroc = if (any(truth)) detection_metrics(li$score, truth)$auc else NA,
              auprc = if (any(truth)) auprc(li$score, truth) else NA,
              shape = res$mixture$shape, interval_cover = cover, seconds = secs)
@@ -100,3 +100,44 @@ agg$f1_ratio <- agg$f1 / agg$best_f1
 agg$flag_rate <- agg$flagged / aggregate(res$n, res["setting"], mean)$x
 print(agg, digits = 3, row.names = FALSE)
 write.csv(res, file.path(cache, "calibration-results.csv"), row.names = FALSE)
+
+# ---- tolerance-type errors: find_label_issues(..., tolerance) -----------------
+# A label is wrong when |given - true| > tolerance. p_wrong needs the model's
+# predictive distribution of the true value, so the GP path's leave-one-out
+# mean, sd and fitted noise variance are cached (the forest gives one
+# residual scale only and uses it as the truth's sd).
+gp_real <- function(nm) oof_cached(sprintf("gp-%s.rds", nm), function() {
+  d <- read.csv(file.path(real_dir, paste0(nm, ".csv")), check.names = FALSE)[, -1]
+  truth <- d$true_error; tl <- d$true_label
+  d$true_error <- NULL; d$true_label <- NULL
+  x <- as.matrix(d[, setdiff(names(d), "given_label")])
+  options(noisylabels.gp_loo_dense_max = 20000)
+  set.seed(1)
+  g <- noisylabels:::gp_loo_oof(x, d$given_label)
+  list(labels = d$given_label, pred = g$mean, sd = g$sd, noise_var = g$noise_var,
+       truth = truth, true_label = tl, method = g$method)
+})
+measure_tol <- function(d, tol, latent) {
+  truth <- d$truth == 1
+  res <- noisylabels:::issues_regression(d$labels, d$pred, d$sd, NULL, "cached", fdr = 0.1,
+                                         tolerance = tol, latent_sd = latent)
+  li <- res$label_issues[order(res$label_issues$row), ]
+  tp <- sum(li$flagged & truth)
+  data.frame(tolerance = tol, true = sum(truth), flagged = sum(li$flagged),
+             precision = if (any(li$flagged)) tp / sum(li$flagged) else NA,
+             recall = tp / sum(truth), f1 = 2 * tp / (sum(li$flagged) + sum(truth)),
+             estimate = res$wrong_count$estimate, lower = res$wrong_count$lower, upper = res$wrong_count$upper)
+}
+tol_rows <- list()
+if (file.exists(file.path(real_dir, "telomere_ts.csv"))) {
+  g <- gp_real("telomere_ts")
+  tol_rows$telomere <- cbind(case = "telomere TS (GP latent sd)",
+                             measure_tol(g, 0.1, noisylabels:::gp_latent_sd(g$sd, g$noise_var)))
+}
+if (!is.null(cases$airquality_co)) {
+  a <- cases$airquality_co
+  tol_rows$air <- do.call(rbind, lapply(c(0.1, 0.2, 0.5, 0.8), function(t)
+    cbind(case = "air quality CO (forest, scale as truth sd)",
+          measure_tol(a, t, noisylabels:::robust_scale(a$labels - a$pred)))))
+}
+print(do.call(rbind, tol_rows), digits = 3, row.names = FALSE)
