@@ -71,19 +71,18 @@ data_rows_of <- function(result, data, rows, call = parent.frame()) {
   out
 }
 
-# The estimated number of wrong labels with its interval, from whichever
-# field of the result carries it: a list with `estimate`, `lower` and `upper`
-# (and optionally `rate`, `rate_lower`, `rate_upper`, `level`). Falls back to
-# `estimated_issues` with no interval.
+# The estimated number of wrong labels with its interval, from the result's
+# `wrong_count` (`estimate`, `lower`, `upper`, `rate`, `rate_lower`,
+# `rate_upper`, `level`). Results without one (a fitted model's own flags)
+# fall back to `estimated_issues` with no interval.
 issue_count <- function(result) {
   n <- nrow(result$label_issues)
-  for (el in unclass(result)) {
-    if (is.list(el) && !is.data.frame(el) && all(c("estimate", "lower", "upper") %in% names(el))) {
-      return(list(estimate = el$estimate, lower = el$lower, upper = el$upper,
-                  rate = el$rate %||% (el$estimate / n), rate_lower = el$rate_lower %||% (el$lower / n),
-                  rate_upper = el$rate_upper %||% (el$upper / n), level = el$level %||% NA_real_,
-                  interval = TRUE))
-    }
+  el <- result$wrong_count
+  if (is.list(el) && all(c("estimate", "lower", "upper") %in% names(el))) {
+    return(list(estimate = el$estimate, lower = el$lower, upper = el$upper,
+                rate = el$rate %||% (el$estimate / n), rate_lower = el$rate_lower %||% (el$lower / n),
+                rate_upper = el$rate_upper %||% (el$upper / n), level = el$level %||% NA_real_,
+                interval = TRUE))
   }
   est <- result$estimated_issues %||% sum(result$label_issues$flagged)
   list(estimate = est, lower = NA_real_, upper = NA_real_, rate = est / n,

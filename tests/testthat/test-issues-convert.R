@@ -44,14 +44,19 @@ test_that("as_tibble() gives the same content as a tibble", {
   expect_identical(as.data.frame(tb), as.data.frame(f$res, data = f$d))
 })
 
-test_that("issue_count() reads an interval when the result has one", {
+test_that("issue_count() reads the estimated count and its interval", {
   f <- conv_fixture()
   cnt <- noisylabels:::issue_count(f$res)
-  expect_false(cnt$interval)
-  expect_identical(cnt$estimate, f$res$estimated_issues)
+  expect_true(cnt$interval)
+  expect_equal(cnt$estimate, f$res$wrong_count$estimate)
   r2 <- f$res
-  r2$wrong_labels <- list(estimate = 7.5, lower = 4, upper = 11, level = 0.9)
+  r2$wrong_count <- list(estimate = 7.5, lower = 4, upper = 11, level = 0.9)
   cnt2 <- noisylabels:::issue_count(r2)
   expect_true(cnt2$interval)
   expect_equal(c(cnt2$lower, cnt2$upper, cnt2$rate), c(4, 11, 7.5 / 60))
+  r3 <- f$res
+  r3$wrong_count <- NULL
+  cnt3 <- noisylabels:::issue_count(r3)
+  expect_false(cnt3$interval)
+  expect_identical(cnt3$estimate, r3$estimated_issues)
 })
