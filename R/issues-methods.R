@@ -35,11 +35,15 @@ noise_scores.find_label_issues <- function(object, ...) {
 #' @export
 print.find_label_issues <- function(x, n = 5, ...) {
   li <- x$label_issues
-  cli::cat_line(sprintf("Label issues (%s): %d of %d labels flagged, %d estimated wrong",
-                        x$task, sum(li$flagged), nrow(li), x$estimated_issues))
+  est <- if (!is.null(x$wrong_count)) x$wrong_count$estimate else x$estimated_issues
+  cli::cat_line(sprintf("Label issues (%s): %d of %d labels flagged, %.0f estimated wrong",
+                        x$task, sum(li$flagged), nrow(li), est))
   cli::cat_line("Method: ", x$method)
   cli::cat_line("Ranked by: ", x$rank_by, "; flagged by: ", x$flag_by)
-  if (!is.null(x$wrong_count)) cli::cat_line(format_wrong_count(x$wrong_count, x$n, x$fdr, sum(li$flagged)))
+  if (!is.null(x$wrong_count)) {
+    cli::cat_line(format_wrong_count(x$wrong_count))
+    cli::cat_line(format_flags(sum(li$flagged), x$flag_by, x$fdr, li$q_value))
+  }
   df <- as.data.frame(unclass(li), stringsAsFactors = FALSE)
   if (n > 0) {
     cli::cat_line(sprintf("Top %d:", min(n, nrow(df))))
@@ -55,7 +59,8 @@ summary.find_label_issues <- function(object, ...) {
   out <- list(task = object$task, method = object$method, n = nrow(li),
               flagged = sum(li$flagged), estimated_issues = object$estimated_issues,
               quality = stats::quantile(li$label_quality, c(0, 0.05, 0.25, 0.5, 1), names = TRUE),
-              time = object$time, wrong_count = object$wrong_count, fdr = object$fdr)
+              time = object$time, wrong_count = object$wrong_count, fdr = object$fdr,
+              flag_by = object$flag_by, q_value = li$q_value)
   if (!is.null(object$confident_learning)) {
     out$noise_matrix <- object$confident_learning$noise_matrix
     out$flags_by_class <- table(given = li$given_label, flagged = li$flagged)
@@ -65,7 +70,6 @@ summary.find_label_issues <- function(object, ...) {
                      sd_wide = object$mixture$sd_wide, shape = object$mixture$shape %||% NA_real_)
   }
   out$model_choice <- object$model_choice
-  if (!is.null(object$tolerance)) out$flag_by <- object$flag_by
   structure(out, class = "summary.find_label_issues")
 }
 
@@ -73,10 +77,16 @@ summary.find_label_issues <- function(object, ...) {
 print.summary.find_label_issues <- function(x, ...) {
   cli::cat_line(sprintf("find_label_issues (%s), %d labels", x$task, x$n))
   cli::cat_line("Method: ", x$method)
-  cli::cat_line(sprintf("Estimated wrong labels: %d (%.1f%%); flagged: %d",
-                        x$estimated_issues, 100 * x$estimated_issues / x$n, x$flagged))
-  if (!is.null(x$wrong_count)) cli::cat_line(format_wrong_count(x$wrong_count, x$n, x$fdr, x$flagged))
-  if (!is.null(x$flag_by)) cli::cat_line("Flagged by: ", x$flag_by)
+  if (!is.null(x$wrong_count)) {
+    cli::cat_line(format_wrong_count(x$wrong_count))
+    cli::cat_line(format_flags(x$flagged, x$flag_by, x$fdr, x$q_value))
+    if (!is.null(x$noise_matrix)) {
+      cli::cat_line(sprintf("Confident-learning count (off-diagonal of the calibrated joint): %d", x$estimated_issues))
+    }
+  } else {
+    cli::cat_line(sprintf("Estimated wrong labels: %d (%.1f%%); flagged: %d",
+                          x$estimated_issues, 100 * x$estimated_issues / x$n, x$flagged))
+  }
   cli::cat_line("label_quality quantiles:")
   print(round(x$quality, 4))
   if (!is.null(x$noise_matrix)) {
@@ -96,12 +106,23 @@ print.summary.find_label_issues <- function(x, ...) {
   invisible(x)
 }
 
-# One line: the estimated number and rate of wrong labels with its interval,
-# and how many are flagged at the false discovery rate.
-format_wrong_count <- function(count, n, fdr, flagged) {
-  sprintf("Estimated wrong: %.0f (%.1f%%), %g%% interval %d-%d (%.1f-%.1f%%); %d flagged at fdr %g",
+# One line: the estimated number and rate of wrong labels (the sum of the
+# labels' p_wrong) with its interval.
+format_wrong_count <- function(count) {
+  sprintf("Estimated wrong: %.0f (%.1f%%), %g%% interval %d-%d (%.1f-%.1f%%)",
           count$estimate, 100 * count$rate, 100 * count$level, as.integer(count$lower),
-          as.integer(count$upper), 100 * count$rate_lower, 100 * count$rate_upper, flagged, fdr %||% NA_real_)
+          as.integer(count$upper), 100 * count$rate_lower, 100 * count$rate_upper)
+}
+
+# One line: how many are flagged and by which rule; when the rule is not the
+# q-value one, also how many q <= fdr would flag.
+format_flags <- function(flagged, flag_by, fdr, q_value) {
+  line <- sprintf("Flagged: %d (%s)", flagged, flag_by %||% "rule of the fit")
+  if (!is.null(q_value) && !is.null(fdr) && !identical(flag_by, "fdr") &&
+      !startsWith(flag_by %||% "", "q_value")) {
+    line <- paste0(line, sprintf("; q-value <= %g would flag %d", fdr, sum(q_value <= fdr)))
+  }
+  line
 }
 
 # Data for the "top issues" panel: one row per label among the n of lowest
