@@ -30,7 +30,7 @@ DEB_R="r-cran-rcpp r-cran-rcppeigen r-cran-cli r-cran-generics r-cran-matrix \
 r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-testthat \
 r-cran-kernlab r-cran-mclust r-cran-glmnet r-cran-future r-cran-future.apply r-cran-future.batchtools \
 r-cran-mass r-cran-mlbench r-cran-bench r-cran-pkgbuild \
-r-cran-ranger r-cran-rann r-cran-progressr r-cran-pkgdown r-cran-fields \
+r-cran-processx r-cran-ranger r-cran-rann r-cran-progressr r-cran-pkgdown r-cran-fields \
 r-cran-dt r-cran-htmlwidgets r-cran-htmltools r-cran-jsonlite r-cran-tibble \
 r-cran-caret r-cran-rsample r-cran-withr"
 # R packages only on CRAN.
