@@ -27,9 +27,18 @@ export NOT_CRAN=${NOT_CRAN:-true}
 # Suggested packages that Debian does not package (tidymodels tune/parsnip/workflows, mlr3)
 # are optional: their tests skip when absent.
 export _R_CHECK_FORCE_SUGGESTS_=${_R_CHECK_FORCE_SUGGESTS_:-false}
-# --as-cran looks up the maintainers of missing suggested packages in CRAN's package
-# database (web/packages/packages.rds), which the package registry here does not serve.
-export _R_CHECK_ORPHANED_=${_R_CHECK_ORPHANED_:-false}
+# --as-cran looks up missing suggested packages in CRAN's web database
+# (web/packages/packages.rds) to see whether they are orphaned. The package
+# registry here does not serve that file, so a local stand-in lists the
+# suggested packages as maintained (only this orphan check reads it).
+web="$PWD/$out/cran-web"
+mkdir -p "$web/web/packages"
+Rscript --vanilla -e '
+s <- read.dcf("DESCRIPTION", fields = "Suggests")[1, 1]
+pk <- trimws(sub("[ (].*", "", trimws(strsplit(s, ",")[[1]])))
+db <- data.frame(Package = pk, Maintainer = "(not looked up: no CRAN web database here)")
+saveRDS(db, file.path(commandArgs(TRUE)[1], "web/packages/packages.rds"))' "$web"
+export R_CRAN_WEB="file://$web"
 ( cd "$out" && R CMD check --as-cran --no-manual "$(basename "$tarball")" ) > "$out/check.log" 2>&1
 cat "$out/check.log"
 
