@@ -34,11 +34,11 @@ sgd_input <- function(x, y, weights, x_valid, y_valid, chunk_rows, n_features, c
                     "i" = "Use {.code as.matrix(x)} if it fits in memory, or leave {.arg center} = FALSE."),
                   call = call)
     }
-    x <- check_x_matrix(x, "x", call = call)
+    x <- check_x_matrix(x, "x", max_abs = Inf, call = call)
     centre <- colMeans(x)
     x <- x - rep(centre, each = nrow(x))
     if (!is.null(x_valid) && !inherits(x_valid, "sparseMatrix")) {
-      x_valid <- check_x_matrix(x_valid, "x_valid", call = call)
+      x_valid <- check_x_matrix(x_valid, "x_valid", max_abs = Inf, call = call)
       if (ncol(x_valid) == length(centre)) x_valid <- x_valid - rep(centre, each = nrow(x_valid))
     } else if (!is.null(x_valid)) {
       x_valid <- as.matrix(x_valid) - rep(centre, each = nrow(x_valid))

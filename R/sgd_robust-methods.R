@@ -30,7 +30,7 @@ sgd_newx <- function(object, newdata, call = parent.frame()) {
     if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.", call = call)
     return(x)
   }
-  x <- check_x_matrix(x, "newdata")
+  x <- check_x_matrix(x, "newdata", max_abs = Inf)
   if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.", call = call)
   x
 }

@@ -91,6 +91,6 @@ sgd_data <- function(x, arg = "x", call = parent.frame()) {
     return(list(n = nrow(x), d = ncol(x), dense = NULL, p = tx@p, j = tx@i,
                 x = as.double(tx@x), sparse = TRUE))
   }
-  x <- check_x_matrix(x, arg, call = call)
+  x <- check_x_matrix(x, arg, max_abs = Inf, call = call)
   list(n = nrow(x), d = ncol(x), dense = t(x), p = NULL, j = NULL, x = NULL, sparse = FALSE)
 }

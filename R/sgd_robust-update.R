@@ -60,7 +60,7 @@ update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, 
     n <- NA_real_
   } else {
     if (is.null(y)) abort_input("{.arg y} is missing: give one label per row of {.arg x}.")
-    if (!inherits(x, "sparseMatrix")) x <- check_x_matrix(x, "x")
+    if (!inherits(x, "sparseMatrix")) x <- check_x_matrix(x, "x", max_abs = Inf)
     if (ncol(x) != d) {
       abort_input("{.arg x} has {ncol(x)} column{?s}; the fit has {d}.",
                   class = "noisylabels_error_dimension")

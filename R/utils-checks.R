@@ -124,7 +124,9 @@ check_flag <- function(x, arg, call = parent.frame()) {
 }
 
 # Numeric design matrix: no NA/NaN/Inf, at least `min_rows` rows.
-check_x_matrix <- function(x, arg = "x", min_rows = 1L, call = parent.frame()) {
+# `max_abs`: the largest magnitude accepted (see check_magnitude()); SGD,
+# which reports its own divergence, passes Inf.
+check_x_matrix <- function(x, arg = "x", min_rows = 1L, max_abs = 1e150, call = parent.frame()) {
   if (is.data.frame(x)) {
     bad <- names(x)[!vapply(x, is.numeric, logical(1))]
     if (length(bad)) {
@@ -151,7 +153,7 @@ check_x_matrix <- function(x, arg = "x", min_rows = 1L, call = parent.frame()) {
   if (any(!is.finite(x))) {
     abort_input("{.arg {arg}} contains infinite values.", call = call)
   }
-  check_magnitude(x, arg, call = call)
+  if (is.finite(max_abs)) check_magnitude(x, arg, max_abs = max_abs, call = call)
   storage.mode(x) <- "double"
   x
 }
@@ -161,9 +163,9 @@ check_x_matrix <- function(x, arg = "x", min_rows = 1L, call = parent.frame()) {
 # arithmetic return Inf or NaN. They are refused with a classed error that
 # says to rescale, since every method standardises its inputs and labels
 # anyway and a user's rescaling loses nothing.
-check_magnitude <- function(v, arg, call = parent.frame()) {
+check_magnitude <- function(v, arg, max_abs = 1e150, call = parent.frame()) {
   big <- max(abs(v))
-  if (big > 1e150) {
+  if (big > max_abs) {
     abort_input(c("{.arg {arg}} has values as large as {format(big, digits = 3)}; arithmetic on them overflows.",
                   "i" = "Divide {.arg {arg}} by a constant (e.g. {format(10^floor(log10(big)), digits = 3)}) first."),
                 class = "noisylabels_error_range", call = call)
