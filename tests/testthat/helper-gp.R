@@ -35,3 +35,13 @@ gauss_nll <- function(A, r) {
   a <- backsolve(R, forwardsolve(t(R), r))
   0.5 * sum(r * a) + sum(log(diag(R))) + 0.5 * length(r) * log(2 * pi)
 }
+
+# Conditioning sets by brute force: the m nearest earlier points (order 1..n).
+brute_neighbors <- function(x, m) {
+  n <- nrow(x)
+  t(vapply(seq_len(n), function(i) {
+    prev <- seq_len(i - 1L)
+    take <- if (i > 1) prev[order(colSums((t(x[prev, , drop = FALSE]) - x[i, ])^2))][seq_len(min(m, i - 1L))] else integer()
+    c(as.integer(take - 1L), rep(-1L, m - length(take)))
+  }, integer(m)))
+}

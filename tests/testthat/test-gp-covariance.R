@@ -18,16 +18,6 @@ cov_case <- function(n = 40, d = 2, seed = 1) {
   list(x = x, y = y, spec = spec, kernel = k, s = stats::runif(n, 0.05, 0.5))
 }
 
-# Conditioning sets by brute force: the m nearest earlier points (order 1..n).
-brute_neighbors <- function(x, m) {
-  n <- nrow(x)
-  t(vapply(seq_len(n), function(i) {
-    prev <- seq_len(i - 1L)
-    take <- if (i > 1) prev[order(colSums((t(x[prev, , drop = FALSE]) - x[i, ])^2))][seq_len(min(m, i - 1L))] else integer()
-    c(as.integer(take - 1L), rep(-1L, m - length(take)))
-  }, integer(m)))
-}
-
 test_that("Vecchia conditioning on every earlier point reproduces the dense GP", {
   cc <- cov_case()
   n <- length(cc$y)

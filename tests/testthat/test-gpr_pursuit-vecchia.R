@@ -10,16 +10,6 @@ full_neighbors <- function(n) {
   t(vapply(seq_len(n), function(i) c(seq_len(i - 1L) - 1L, rep(-1L, n - i)), integer(n - 1L)))
 }
 
-# The m nearest earlier points (row order), by brute force.
-near_neighbors <- function(x, m) {
-  n <- nrow(x)
-  t(vapply(seq_len(n), function(i) {
-    prev <- seq_len(i - 1L)
-    take <- if (i > 1) prev[order(colSums((t(x[prev, , drop = FALSE]) - x[i, ])^2))][seq_len(min(m, i - 1L))] else integer()
-    c(as.integer(take - 1L), rep(-1L, m - length(take)))
-  }, integer(m)))
-}
-
 vcase <- function(n = 30, seed = 1) {
   set.seed(seed)
   x <- matrix(runif(n * 2), n)
@@ -47,7 +37,7 @@ test_that("the Vecchia pursuit objective with all earlier points is the dense on
 
 test_that("the Vecchia pursuit gradient (theta, mean, sigma2, s) matches finite differences", {
   cc <- vcase(seed = 2)
-  nn <- near_neighbors(cc$x, 4)
+  nn <- brute_neighbors(cc$x, 4)
   S <- c(3L, 7L, 11L)
   p <- length(cc$spec$log_par)
   for (convex in c(TRUE, FALSE)) {
@@ -71,7 +61,7 @@ test_that("Lemma 1 from the Vecchia precision: exact with all earlier points, a 
   expect_equal(gv, gd, tolerance = 1e-8)
   # m = 3: the closed form is the LOO-based proposal, not the 1-D maximiser
   # of the Vecchia likelihood (rho_i also enters later points' blocks).
-  nn <- near_neighbors(cc$x, 3)
+  nn <- brute_neighbors(cc$x, 3)
   crit <- ns$.gpr_pursuit_lemma1(cc$x, cc$y, cc$spec, 0.1, 0.03, rho, nn)
   p <- length(cc$spec$log_par)
   S <- which(rho > 0)
