@@ -107,7 +107,8 @@ print.gpc_ep <- function(x, digits = 4, ...) {
                         paste(sprintf("%s = %s", x$par_names,
                                       vapply(signif(exp(x$log_par), 3), format, "")),
                               collapse = ", ")))
-  cli::cat_line(sprintf("  flagged labels (P(flip) > 0.5): %d", sum(x$flip_prob > 0.5)))
+  cli::cat_line(sprintf("  flagged labels (q-value <= 0.1): %d of an estimated %.1f wrong",
+                        sum(label_issues(x)$flagged), sum(x$flip_prob)))
   cli::cat_line(paste0("  approximation: ", gpc_ep_approx_label(x)))
   cli::cat_line(sprintf("  EP (%s): %d sweeps in the last run%s; outer iterations: %d (%s)",
                         x$control$schedule %||% "sequential",
@@ -127,7 +128,7 @@ summary.gpc_ep <- function(object, ...) {
     epsilon = object$epsilon, learn_epsilon = object$learn_epsilon,
     epsilon_update = object$epsilon_update, log_z = object$log_z,
     parameters = par, training_error = mean(cls != object$y_factor),
-    flagged = sum(object$flip_prob > 0.5), negative_sites = sum(object$site_tau < 0),
+    flagged = sum(label_issues(object)$flagged), negative_sites = sum(object$site_tau < 0),
     sweeps = object$sweeps, ep_runs = object$ep_runs, ep_failures = object$ep_failures,
     outer_iterations = object$outer_iterations, converged = object$converged,
     jitter = object$jitter, tau = object$tau, approx = gpc_ep_approx_label(object)),
@@ -149,7 +150,7 @@ print.summary.gpc_ep <- function(x, digits = 4, ...) {
   p <- x$parameters
   p$value <- signif(p$value, digits)
   print(p, row.names = FALSE)
-  cli::cat_line(sprintf("Training error: %s; labels flagged (P(flip) > 0.5): %d; negative sites: %d",
+  cli::cat_line(sprintf("Training error: %s; labels flagged (q-value <= 0.1): %d; negative sites: %d",
                         format(signif(x$training_error, 3)), x$flagged, x$negative_sites))
   cli::cat_line(sprintf("Solver: %d outer iterations (%s), %d EP runs (%d without a proper posterior), last EP %d sweeps, tau mode %s, jitter %g",
                         x$outer_iterations, if (x$converged) "converged" else "NOT converged",
@@ -192,7 +193,7 @@ tidy.gpc_ep <- function(x, ...) {
 glance.gpc_ep <- function(x, ...) {
   data.frame(n = x$n, log_z = x$log_z, epsilon = x$epsilon,
              training_error = mean(predict(x, type = "class") != x$y_factor),
-             n_flagged = sum(x$flip_prob > 0.5), converged = x$converged,
+             n_flagged = sum(label_issues(x)$flagged), converged = x$converged,
              outer_iterations = x$outer_iterations, sweeps = x$sweeps)
 }
 
@@ -207,7 +208,7 @@ augment.gpc_ep <- function(x, data = NULL, ...) {
   out$.latent_mean <- x$latent_mean
   out$.latent_sd <- sqrt(x$latent_var)
   out$.noise_score <- x$flip_prob
-  out$.flagged <- x$flip_prob > 0.5
+  out$.flagged <- flags_by_row(label_issues(x))
   out
 }
 
@@ -225,10 +226,10 @@ print.gpc_ep_ovr <- function(x, digits = 4, ...) {
     f <- x$fits[[lv]]
     cli::cat_line(sprintf("  %-12s epsilon = %s, log Z_EP = %s, flagged = %d", lv,
                           format(signif(f$epsilon, digits)), format(round(f$log_z, 3), nsmall = 3),
-                          sum(f$flip_prob > 0.5)))
+                          sum(label_issues(f)$flagged)))
   }
-  cli::cat_line(sprintf("  labels flagged (P(given class wrong) > 0.5): %d",
-                        sum(noise_scores(x) > 0.5)))
+  cli::cat_line(sprintf("  labels flagged (q-value <= 0.1): %d",
+                        sum(label_issues(x)$flagged)))
   invisible(x)
 }
 
@@ -240,13 +241,13 @@ summary.gpc_ep_ovr <- function(object, ...) {
     n_class = vapply(object$levels, function(lv) sum(object$y == lv), integer(1)),
     epsilon = vapply(object$fits, `[[`, numeric(1), "epsilon"),
     log_z = vapply(object$fits, `[[`, numeric(1), "log_z"),
-    flagged = vapply(object$fits, function(f) sum(f$flip_prob > 0.5), integer(1)),
+    flagged = vapply(object$fits, function(f) sum(label_issues(f)$flagged), integer(1)),
     sweeps = vapply(object$fits, `[[`, integer(1), "sweeps"),
     converged = vapply(object$fits, `[[`, logical(1), "converged"),
     row.names = NULL, stringsAsFactors = FALSE)
   structure(list(n = object$n, levels = object$levels, likelihood = object$fits[[1]]$likelihood,
                  per_class = per_class, training_error = mean(cls != object$y),
-                 flagged = sum(noise_scores(object) > 0.5)),
+                 flagged = sum(label_issues(object)$flagged)),
             class = "summary.gpc_ep_ovr")
 }
 
@@ -258,7 +259,7 @@ print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
   pc$epsilon <- signif(pc$epsilon, digits)
   pc$log_z <- round(pc$log_z, 3)
   print(pc, row.names = FALSE)
-  cli::cat_line(sprintf("Training error: %s; labels flagged (P(given class wrong) > 0.5): %d",
+  cli::cat_line(sprintf("Training error: %s; labels flagged (q-value <= 0.1): %d",
                         format(signif(x$training_error, 3)), x$flagged))
   invisible(x)
 }
@@ -300,14 +301,29 @@ gpc_ep_ovr_flip_own <- function(object) {
 }
 
 #' @export
-label_issues.gpc_ep_ovr <- function(object, threshold = 0.5, ...) {
-  check_number(threshold, "threshold", 0, 1)
+label_issues.gpc_ep_ovr <- function(object, fdr = 0.1, threshold = NULL, ...) {
   s <- noise_scores(object)
+  own <- if (!is.null(threshold)) {
+    check_number(threshold, "threshold", 0, 1)
+    s > threshold
+  }
+  q <- fdr_qvalues(s)
+  flag <- fit_flags(q, fdr, own)
   p <- predict(object, type = "prob")
-  new_label_issues(seq_len(object$n), s, s > threshold, label = object$y,
-                   predicted = factor(object$levels[max.col(p, ties.method = "first")],
-                                      levels = object$levels),
-                   prob_label = 1 - s, flip_own = gpc_ep_ovr_flip_own(object))
+  given <- match(as.character(object$y), object$levels)
+  # The suggested class: the most probable one, or for a flagged label the
+  # most probable other class.
+  p_other <- p
+  p_other[cbind(seq_len(object$n), given)] <- -Inf
+  best <- max.col(p, ties.method = "first")
+  other <- max.col(p_other, ties.method = "first")
+  sug <- ifelse(flag, other, best)
+  new_label_issues(seq_len(object$n), s, flag, label = object$y,
+                   predicted = factor(object$levels[best], levels = object$levels),
+                   prob_label = 1 - s, flip_own = gpc_ep_ovr_flip_own(object),
+                   p_wrong = s, q_value = q,
+                   suggested_label = factor(object$levels[sug], levels = object$levels),
+                   prob_suggested = p[cbind(seq_len(object$n), sug)])
 }
 
 #' @rdname tidy.gpc_ep
@@ -325,7 +341,7 @@ tidy.gpc_ep_ovr <- function(x, ...) {
 glance.gpc_ep_ovr <- function(x, ...) {
   data.frame(n = x$n, n_classes = length(x$levels),
              training_error = mean(predict(x, type = "class") != x$y),
-             n_flagged = sum(noise_scores(x) > 0.5),
+             n_flagged = sum(label_issues(x)$flagged),
              converged = all(vapply(x$fits, `[[`, logical(1), "converged")),
              sweeps = sum(vapply(x$fits, `[[`, integer(1), "sweeps")))
 }
@@ -341,6 +357,6 @@ augment.gpc_ep_ovr <- function(x, data = NULL, ...) {
   out$.class <- factor(x$levels[max.col(p, ties.method = "first")], levels = x$levels)
   s <- noise_scores(x)
   out$.noise_score <- s
-  out$.flagged <- s > 0.5
+  out$.flagged <- flags_by_row(label_issues(x))
   out
 }

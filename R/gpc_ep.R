@@ -295,17 +295,25 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 noise_scores.gpc_ep <- function(object, ...) object$flip_prob
 
 #' @rdname gpc_ep
-#' @param threshold Flag labels whose posterior flip probability exceeds this.
+#' @param fdr Flag the labels whose q-value (computed from the posterior flip
+#'   probabilities, see [find_label_issues()]) is at most this false
+#'   discovery rate (default).
+#' @param threshold `NULL` or a number in \[0, 1\]: flag labels whose posterior
+#'   flip probability exceeds it instead.
 #' @export
-label_issues.gpc_ep <- function(object, threshold = 0.5, ...) {
-  check_number(threshold, "threshold", 0, 1)
+label_issues.gpc_ep <- function(object, fdr = 0.1, threshold = NULL, ...) {
   s <- noise_scores(object)
-  new_label_issues(seq_len(object$n), s, s > threshold,
-                   label = object$y_factor,
-                   predicted = predict(object, type = "class"),
-                   prob_positive = fitted(object),
-                   latent_mean = object$latent_mean,
-                   site_tau = object$site_tau)
+  own <- if (!is.null(threshold)) {
+    check_number(threshold, "threshold", 0, 1)
+    s > threshold
+  }
+  q <- fdr_qvalues(s)
+  flag <- fit_flags(q, fdr, own)
+  do.call(new_label_issues, c(
+    list(seq_len(object$n), s, flag, label = object$y_factor,
+         predicted = predict(object, type = "class"), prob_positive = fitted(object),
+         latent_mean = object$latent_mean, site_tau = object$site_tau),
+    binary_wrong_columns(s, object$y_factor, flag)))
 }
 
 # Standardise the continuous columns (standardize_columns(); constant ones

@@ -112,13 +112,25 @@ gpr_loo_flags <- function(object, alpha = 0.01, threshold = NULL) {
 }
 
 #' @rdname gpr_loo-methods
+#' @param fdr Flag the labels whose q-value (see [find_label_issues()]) is at
+#'   most this false discovery rate (default).
+#' @param tolerance `NULL` or a positive number (label units): call a label
+#'   wrong when it is off from the true value by more than this, using the
+#'   leave-one-out predictive distribution of the true value (see
+#'   [find_label_issues()], "Numeric labels").
 #' @export
-label_issues.gpr_loo <- function(object, alpha = 0.01, threshold = NULL, ...) {
-  flag <- gpr_loo_flags(object, alpha, threshold)
-  new_label_issues(seq_along(object$y), object$noise_var, flag,
-                   y = object$y, fitted = object$fitted.values,
-                   loo_residual = object$loo_residual, loo_sd = object$loo_sd,
-                   chisq = object$flag_statistic)
+label_issues.gpr_loo <- function(object, fdr = 0.1, alpha = NULL, threshold = NULL,
+                                 tolerance = NULL, ...) {
+  check_tolerance(tolerance, length(object$y))
+  w <- gpr_loo_wrong(object, tolerance)
+  cols <- numeric_wrong_columns(w)
+  own <- if (!is.null(alpha) || !is.null(threshold)) gpr_loo_flags(object, alpha %||% 0.01, threshold)
+  li <- do.call(new_label_issues, c(
+    list(seq_along(object$y), object$noise_var, fit_flags(cols$q_value, fdr, own),
+         y = object$y, fitted = object$fitted.values, loo_residual = object$loo_residual,
+         loo_sd = object$loo_sd, chisq = object$flag_statistic), cols))
+  attr(li, "model_var") <- w$model_var
+  li
 }
 
 # One line on the covariance backend a GP fit used (print and summary).
@@ -132,6 +144,7 @@ gp_approx_text <- function(x) {
 #' @rdname gpr_loo-methods
 #' @export
 print.gpr_loo <- function(x, ...) {
+  n_flag <- sum(label_issues(x)$flagged)
   n <- length(x$y)
   cli::cat_line(sprintf("GP regression with %s noise (gpr_loo), n = %d", switch(x$noise,
     full = "per-label", uniform = "uniform", none = "no"), n))
@@ -141,7 +154,7 @@ print.gpr_loo <- function(x, ...) {
   if (identical(x$penalty, "lp")) cli::cat_line("  penalty: ", gpr_loo_penalty_text(x))
   cli::cat_line("  covariance: ", gp_approx_text(x))
   cli::cat_line(sprintf("  log-likelihood %.4g; noise level %.4g; %d label%s flagged",
-                        x$loglik, x$noise_level, sum(gpr_loo_flags(x)), if (sum(gpr_loo_flags(x)) == 1) "" else "s"))
+                        x$loglik, x$noise_level, n_flag, if (n_flag == 1) "" else "s"))
   cli::cat_line(sprintf("  %s after %d round%s, %d sweeps, %d %s (solver: %s)",
                         if (x$converged) "converged" else "NOT converged", x$outer_iterations,
                         if (x$outer_iterations == 1) "" else "s", x$sweeps, x$factorizations,
@@ -198,7 +211,7 @@ tidy.gpr_loo <- function(x, ...) {
 #' @export
 glance.gpr_loo <- function(x, ...) {
   data.frame(nobs = length(x$y), logLik = x$loglik, AIC = stats::AIC(logLik(x)),
-             noise = x$noise, lambda = x$lambda, noise_level = x$noise_level, n_flagged = sum(gpr_loo_flags(x)),
+             noise = x$noise, lambda = x$lambda, noise_level = x$noise_level, n_flagged = sum(label_issues(x)$flagged),
              converged = x$converged, rounds = x$outer_iterations, sweeps = x$sweeps,
              factorizations = x$factorizations, jitter = x$jitter,
              approx = x$approx %||% "dense", stringsAsFactors = FALSE)
@@ -215,7 +228,7 @@ augment.gpr_loo <- function(x, data = NULL, ...) {
   base$.noise_var <- x$noise_var
   base$.loo_resid <- x$loo_residual
   base$.loo_sd <- x$loo_sd
-  base$.flagged <- gpr_loo_flags(x)
+  base$.flagged <- flags_by_row(label_issues(x))
   base
 }
 
@@ -224,7 +237,7 @@ augment.gpr_loo <- function(x, data = NULL, ...) {
 plot.gpr_loo <- function(x, which = c("fit", "scores", "trace"), ...) {
   which <- match_arg(which)
   if (which == "fit" && ncol(x$x) != 1) which <- "scores"
-  flag <- gpr_loo_flags(x)
+  flag <- flags_by_row(label_issues(x))
   if (which == "fit") {
     xs <- x$x[, 1]
     grid <- seq(min(xs), max(xs), length.out = 200)

@@ -124,19 +124,35 @@ noise_scores.gpr_pursuit <- function(object, ...) {
 }
 
 #' @rdname gpr_pursuit
-#' @param threshold `NULL` (flag the selected support) or a number in \[0, 1):
-#'   flag scores above it.
+#' @param threshold `NULL` or a number in \[0, 1): flag scores above it.
+#' @param fdr,tolerance By default (both `NULL`) the selected support is
+#'   flagged. With `fdr` (a false discovery rate) or `tolerance` (label
+#'   units), the labels whose q-value is at most `fdr` (0.1 if only
+#'   `tolerance` is given) are flagged instead. Every row carries `p_wrong`
+#'   and `q_value` from the selected model's leave-one-out residuals
+#'   (two-group model, or with `tolerance` the probability that the label is
+#'   off from the true value by more than it; see [find_label_issues()],
+#'   "Numeric labels") and the leave-one-out prediction as `suggested_value`
+#'   with a 90% interval.
 #' @export
-label_issues.gpr_pursuit <- function(object, threshold = NULL, ...) {
+label_issues.gpr_pursuit <- function(object, threshold = NULL, fdr = NULL, tolerance = NULL, ...) {
+  check_tolerance(tolerance, object$n)
   sc <- noise_scores(object)
-  flag <- if (is.null(threshold)) {
-    seq_len(object$n) %in% object$support
-  } else {
+  w <- gpr_pursuit_wrong(object, tolerance)
+  cols <- numeric_wrong_columns(w)
+  flag <- if (!is.null(threshold)) {
     check_number(threshold, "threshold", 0, 1, open_upper = TRUE)
     sc > threshold
+  } else if (is.null(fdr) && is.null(tolerance)) {
+    seq_len(object$n) %in% object$support
+  } else {
+    fit_flags(cols$q_value, fdr %||% 0.1)
   }
-  new_label_issues(seq_len(object$n), sc, flag, rho = object$rho,
-                   s = object$s %||% rep(NA_real_, object$n))
+  li <- do.call(new_label_issues, c(
+    list(seq_len(object$n), sc, flag, rho = object$rho,
+         s = object$s %||% rep(NA_real_, object$n)), cols))
+  attr(li, "model_var") <- w$model_var
+  li
 }
 
 #' @export

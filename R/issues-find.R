@@ -10,6 +10,21 @@
 #' `method`, and its own noise scores are put into the same result. Group
 #' label distributions (`groups`, `label_dist`) go to [label_dist_vb()].
 #'
+#' @section Fitted models:
+#' Fits whose model gives each label a probability of being wrong follow the
+#' same contract as out-of-fold predictions: `p_wrong`, `q_value`, flags at
+#' `q_value <= fdr`, the count with its interval, and the suggested fix.
+#' `gpr_loo()` and `gpr_pursuit()`: the leave-one-out prediction of each
+#' label is the suggested value; the leave-one-out residuals, standardised by
+#' the sd a clean label's residual would have, go through the two-group model
+#' of "Numeric labels" (for `gpr_loo()` the statistic of its "Noise scores
+#' and flags"), or with `tolerance` give `P(|y - T| > tolerance)` from the
+#' leave-one-out distribution of the true value. `gpc_ep()`: `p_wrong` is
+#' the EP posterior probability that the label was flipped, the suggested
+#' class the more probable one (the other one when flagged). One-vs-rest
+#' fits use one minus the probability of the given class. `sgd_robust()`
+#' and `label_dist_vb()` keep their own flag rule.
+#'
 #' @section Classification: confident learning:
 #' From out-of-fold probabilities `P` (rows sum to 1, one column per class),
 #' confident learning (Northcutt, Jiang and Chuang 2021) estimates per-class
@@ -306,8 +321,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   }
   if (inherits(method, c("gpr_loo", "gpr_pursuit", "gpc_ep", "gpc_ep_ovr", "sgd_robust",
                          "label_dist_vb"))) {
-    no_tolerance("a fitted model")
-    return(issues_from_fit(method, n_issues = n_issues, call = call))
+    return(issues_from_fit(method, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call))
   }
   if (!is.null(label_dist) || !is.null(groups)) {
     # Group label distributions: the only model for them is label_dist_vb().
@@ -385,10 +399,9 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   if (task != "regression") no_tolerance("classification")
   check_tolerance(tolerance, n)
   if (named %in% c("gpr_loo", "gpr_pursuit")) {
-    no_tolerance(sprintf("method = \"%s\" (its own noise scores)", named))
     y <- check_y_numeric(y, n)
     fit <- if (named == "gpr_loo") gpr_loo(x, y) else gpr_pursuit(x, y)
-    res <- issues_from_fit(fit, n_issues = n_issues, call = call)
+    res <- issues_from_fit(fit, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call)
     res$time <- proc.time()[["elapsed"]] - start
     return(res)
   }
@@ -419,27 +432,40 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
 # the scores to [0, 1]: scores that already are probabilities of a wrong
 # label (gpc_ep, gpr_pursuit, label_dist_vb instances) give 1 - score; others
 # (gpr_loo's noise variances, sgd_robust's loss-flatness gap) give
-# 1 / (1 + max(score, 0) / median(|score|)). The fit's own flag rule is kept.
-issues_from_fit <- function(fit, n_issues = NULL, call = NULL) {
-  li <- label_issues(fit)
+# 1 / (1 + max(score, 0) / median(|score|)). Fits whose label_issues() carry
+# p_wrong (gpr_loo, gpr_pursuit, gpc_ep) are flagged at q_value <= fdr with
+# the estimated count (R/issues-fit.R); the others keep their own rule.
+issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, call = NULL) {
+  check_fdr(fdr)
+  li <- do.call(label_issues, c(list(fit), fit_issue_args(fit, fdr, tolerance, call)))
   s <- li$score
-  quality <- if (all(s >= 0 & s <= 1)) 1 - s else {
-    med <- stats::median(abs(s))
-    1 / (1 + pmax(s, 0) / if (med > 0) med else 1)
-  }
+  quality <- if (!is.null(li$p_wrong)) 1 - li$p_wrong
+             else if (all(s >= 0 & s <= 1)) 1 - s
+             else {
+               med <- stats::median(abs(s))
+               1 / (1 + pmax(s, 0) / if (med > 0) med else 1)
+             }
   flagged <- li$flagged
   if (!is.null(n_issues)) {
     flagged <- seq_len(nrow(li)) <= n_issues
   }
+  count <- if (!is.null(li$p_wrong)) wrong_count(li$p_wrong, 0.9, attr(li, "model_var") %||% 0)
   extra <- as.list(li)[setdiff(names(li), c("row", "score", "flagged"))]
   out <- do.call(new_label_issues, c(list(.row = li$row, .score = s, .flagged = flagged,
                                           label_quality = quality), extra))
   task <- if (inherits(fit, c("gpr_loo", "gpr_pursuit"))) "regression" else "classification"
+  own <- is.null(count)
   new_find_label_issues(list(
-    label_issues = out, estimated_issues = sum(li$flagged), task = task,
-    method = sprintf("fitted %s (its own noise scores and flags)", class(fit)[1]),
-    rank_by = "noise_scores()", flag_by = "the model's rule", fit = fit, n = nrow(li),
-    time = 0, call = call))
+    label_issues = out,
+    estimated_issues = if (own) sum(li$flagged) else as.integer(round(count$estimate)),
+    wrong_count = count, fdr = if (!own) fdr, task = task,
+    method = sprintf("fitted %s (its own noise scores)", class(fit)[1]),
+    rank_by = "noise_scores()",
+    flag_by = if (!is.null(n_issues)) "rank"
+              else if (own) "the model's rule"
+              else if (is.null(tolerance)) sprintf("q_value <= %g (p_wrong of the fitted model)", fdr)
+              else sprintf("q_value <= %g (P(|label - truth| > %s))", fdr, format(tolerance[1])),
+    tolerance = tolerance, fit = fit, n = nrow(li), time = 0, call = call))
 }
 
 new_find_label_issues <- function(x) {

@@ -40,32 +40,28 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
   } else {
     scale <- rep_len(robust_scale(resid), n)
   }
-  z <- resid / scale
-  if (!is.null(tolerance)) {
-    return(issues_tolerance(labels, predictions, resid, z, sd, n_issues, method, fdr,
-                            tolerance, latent_sd %||% scale))
-  }
-  fit <- two_group_fit(z)
-  sel <- fdr_select(fit$p_wrong, fdr = fdr, level = 0.9, model_var = (n * fit$weight_se)^2)
-  estimated <- as.integer(round(sel$count$estimate))
+  w <- numeric_wrong(as.numeric(labels), as.numeric(predictions), scale,
+                     latent_sd = latent_sd %||% scale, tolerance = tolerance)
+  z <- w$z
+  sel <- fdr_select(w$p_wrong, fdr = fdr, level = 0.9, model_var = w$model_var)
   flagged <- if (is.null(n_issues)) sel$flagged else flag_lowest(-abs(z), n_issues)
-  # The suggested value is the model's prediction; its 90% interval is the
-  # central 90% of the fitted clean residual distribution at this label's scale.
-  half <- scale * fit$a * stats::qgamma(0.9, 1 / fit$b)^(1 / fit$b)
-  li <- new_label_issues(seq_len(n), abs(z), flagged, label_quality = 1 - fit$p_wrong,
-                         given_label = as.numeric(labels), prediction = as.numeric(predictions),
-                         residual = resid, sd = if (is.null(sd)) NA_real_ else sd,
-                         z = z, p_wrong = fit$p_wrong, q_value = sel$q_value,
-                         suggested_value = as.numeric(predictions),
-                         suggested_lower = as.numeric(predictions) - half,
-                         suggested_upper = as.numeric(predictions) + half)
+  li <- do.call(new_label_issues, c(
+    list(seq_len(n), abs(z), flagged, label_quality = 1 - w$p_wrong,
+         given_label = as.numeric(labels), prediction = as.numeric(predictions),
+         residual = resid, sd = if (is.null(sd)) NA_real_ else sd, z = z),
+    numeric_wrong_columns(w)))
+  tol_txt <- if (is.null(tolerance)) NULL
+             else if (length(tolerance) == 1L) format(tolerance) else "per-label tolerance"
   new_find_label_issues(list(
-    label_issues = li, estimated_issues = estimated, wrong_count = sel$count, fdr = fdr,
-    task = "regression", method = method,
+    label_issues = li, estimated_issues = as.integer(round(sel$count$estimate)),
+    wrong_count = sel$count, fdr = fdr, task = "regression", method = method,
     rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
-    flag_by = if (is.null(n_issues)) sprintf("q_value <= %g (two-group model)", fdr) else "rank",
+    flag_by = if (!is.null(n_issues)) "rank"
+              else if (is.null(tolerance)) sprintf("q_value <= %g (two-group model)", fdr)
+              else sprintf("q_value <= %g (P(|label - truth| > %s))", fdr, tol_txt),
+    tolerance = tolerance, latent_sd = if (!is.null(tolerance)) rep_len(latent_sd %||% scale, n),
     predictions = as.numeric(predictions), sd = sd,
-    labels = as.numeric(labels), mixture = two_group_summary(fit), n = n))
+    labels = as.numeric(labels), mixture = w$mixture, n = n))
 }
 
 # The user's notion of wrong: |label - truth| > tolerance. With T ~ N(m, v)
@@ -76,33 +72,6 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
 tolerance_p_wrong <- function(labels, mean, latent_sd, tolerance) {
   r <- labels - mean
   stats::pnorm((r - tolerance) / latent_sd) + stats::pnorm((-r - tolerance) / latent_sd)
-}
-
-issues_tolerance <- function(labels, predictions, resid, z, sd, n_issues, method, fdr,
-                             tolerance, latent_sd) {
-  n <- length(labels)
-  latent_sd <- rep_len(latent_sd, n)
-  p_wrong <- tolerance_p_wrong(as.numeric(labels), as.numeric(predictions), latent_sd,
-                               rep_len(tolerance, n))
-  sel <- fdr_select(p_wrong, fdr = fdr, level = 0.9)
-  flagged <- if (is.null(n_issues)) sel$flagged else flag_lowest(-abs(z), n_issues)
-  half <- stats::qnorm(0.95) * latent_sd
-  tol_txt <- if (length(tolerance) == 1L) format(tolerance) else "per-label tolerance"
-  li <- new_label_issues(seq_len(n), abs(z), flagged, label_quality = 1 - p_wrong,
-                         given_label = as.numeric(labels), prediction = as.numeric(predictions),
-                         residual = resid, sd = if (is.null(sd)) NA_real_ else sd,
-                         z = z, p_wrong = p_wrong, q_value = sel$q_value,
-                         suggested_value = as.numeric(predictions),
-                         suggested_lower = as.numeric(predictions) - half,
-                         suggested_upper = as.numeric(predictions) + half)
-  new_find_label_issues(list(
-    label_issues = li, estimated_issues = as.integer(round(sel$count$estimate)),
-    wrong_count = sel$count, fdr = fdr, task = "regression", method = method,
-    rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
-    flag_by = if (is.null(n_issues)) sprintf("q_value <= %g (P(|label - truth| > %s))", fdr, tol_txt)
-              else "rank",
-    tolerance = tolerance, latent_sd = latent_sd,
-    predictions = as.numeric(predictions), sd = sd, labels = as.numeric(labels), n = n))
 }
 
 # The user's `tolerance`: positive, one number or one per label; Inf allowed.

@@ -118,9 +118,10 @@ test_that("the flag statistic is the LOO chi-square at the clean level, with eve
   expect_equal(fit$flag_statistic, chisq, tolerance = 1e-5)
   # s0 is where the median equals the chi-squared(1) median
   expect_equal(median(fit$flag_statistic), qchisq(0.5, 1), tolerance = 1e-5)
-  li <- label_issues(fit)
+  li <- label_issues(fit, alpha = 0.01)
   expect_equal(li$chisq, fit$flag_statistic[li$row])
   expect_identical(li$flagged, li$chisq > qchisq(0.99, 1))
+  expect_identical(label_issues(fit)$flagged, label_issues(fit)$q_value <= 0.1)
   expect_identical(label_issues(fit, alpha = 1e-6)$flagged,
                    label_issues(fit, alpha = 1e-6)$chisq > qchisq(1 - 1e-6, 1))
 })
