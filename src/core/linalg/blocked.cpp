@@ -25,11 +25,14 @@ void in_chunks(int total, double unit, Monitor& monitor, Fn fn) {
   }
 }
 
-// Column-major view with leading dimension n.
+// The n x n matrix as BLAS sees it (leading dimension ld = n) and the
+// block width.
 struct Panel {
-  double* data;
-  int ld;
+  Panel(Eigen::MatrixXd& a, int block)
+      : data(a.data()), n(static_cast<int>(a.rows())), ld(n), nb(block > 0 ? block : kCholBlock) {}
   double* at(int i, int j) const { return data + i + static_cast<std::ptrdiff_t>(j) * ld; }
+  double* data;
+  int n, ld, nb;
 };
 
 }  // namespace
@@ -38,10 +41,8 @@ int blocked_potrf(Eigen::MatrixXd& a, Monitor& monitor, int block) {
   // Left-looking, as LAPACK's dpotrf("L"): block column j is brought up to
   // date with the columns left of it (dsyrk, dgemm), then factored (dpotrf
   // on the diagonal block, dtrsm below it).
-  const int n = static_cast<int>(a.rows());
-  const int nb = block > 0 ? block : kCholBlock;
-  const Panel m{a.data(), n};
-  const int ld = n;
+  const Panel m(a, block);
+  const int n = m.n, nb = m.nb, ld = m.ld;
   for (int j = 0; j < n; j += nb) {
     const int jb = std::min(nb, n - j);
     if (j > 0) dsyrk_("L", "N", &jb, &j, &kMinusOne, m.at(j, 0), &ld, &kOne, m.at(j, j), &ld, 1, 1);
@@ -73,9 +74,8 @@ int blocked_trtri(Eigen::MatrixXd& a, Monitor& monitor, int block) {
   for (int i = 0; i < n; ++i) {
     if (a(i, i) == 0.0) return i + 1;
   }
-  const int nb = block > 0 ? block : kCholBlock;
-  const Panel m{a.data(), n};
-  const int ld = n;
+  const Panel m(a, block);
+  const int nb = m.nb, ld = m.ld;
   for (int j = ((n - 1) / nb) * nb; j >= 0; j -= nb) {
     const int jb = std::min(nb, n - j);
     const int rows = n - j - jb;
@@ -104,10 +104,8 @@ int blocked_potri(Eigen::MatrixXd& a, Monitor& monitor, int block) {
   if (info != 0) return info;
   // LAPACK's dlauum("L"): the lower triangle of L^{-T} L^{-1}, block row by
   // block row; row block i needs the rows below it, not yet overwritten.
-  const int n = static_cast<int>(a.rows());
-  const int nb = block > 0 ? block : kCholBlock;
-  const Panel m{a.data(), n};
-  const int ld = n;
+  const Panel m(a, block);
+  const int n = m.n, nb = m.nb, ld = m.ld;
   for (int i = 0; i < n; i += nb) {
     const int ib = std::min(nb, n - i);
     const int rows = n - i - ib;
