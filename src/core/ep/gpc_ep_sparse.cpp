@@ -98,7 +98,7 @@ bool factor_m(MatrixXd mm, Cholesky& chol_m) {
 // caller); max_change gets the largest site change.
 bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
                 const EpOptions& opt, double delta, const std::vector<int>& perm, EpState& s,
-                double& max_change) {
+                double& max_change, Monitor& monitor) {
   const int m = static_cast<int>(p.u.rows()), n = static_cast<int>(p.u.cols());
   VectorXd g, w;
   if (!site_weights(p, s.site_tau, g, w)) return false;
@@ -111,6 +111,7 @@ bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
   MatrixXd uj, vj, sjj;
   VectorXd muj, t, dw, dgnu;
   for (int j0 = 0; j0 < n; j0 += bsize) {
+    monitor.check();  // a sweep is O(n m^2): seconds at n = 20,000
     const int nb = std::min(bsize, n - j0);
     uj.resize(m, nb);
     for (int c = 0; c < nb; ++c) uj.col(c) = p.u.col(perm[j0 + c]);
@@ -302,7 +303,7 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
       ok = true;
     } else {
       random_permutation(perm, rng);
-      ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change);
+      ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change, monitor);
     }
     ok = ok && fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.post_var, s);
     if (!ok) {
