@@ -243,25 +243,29 @@ FitcTerms fitc_terms(const FitcPrior& p, const EpState& s) {
 }  // namespace
 
 FitcPrior fitc_prior(const Kernel& kernel, const MatrixXd& x, const MatrixXd& z,
-                     const JitterPolicy& jitter) {
+                     const JitterPolicy& jitter, Monitor& monitor) {
   FitcPrior p;
   MatrixXd kuu = kernel.cross(z, z);
   p.chol_uu.compute(kuu, jitter);  // throws NumericalError beyond the policy
   p.jitter = p.chol_uu.jitter();
   p.u = kernel.cross(z, x);
+  monitor.check();
   tri_solve(p.chol_uu.factor(), "N", p.u);
   p.lambda = kernel.diag(x) - p.u.colwise().squaredNorm().transpose();
   p.lambda = p.lambda.cwiseMax(0.0);  // rounding when Z contains X
   return p;
 }
 
-bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out) {
+bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out, Monitor& monitor) {
   VectorXd g, w;
   if (!site_weights(p, s.site_tau, g, w)) return false;
   Cholesky chol_m;
-  if (!factor_m(build_m(p, w), chol_m)) return false;
+  MatrixXd mm = build_m(p, w);
+  monitor.check();  // build_m and the solve below are n m^2 flops each
+  if (!factor_m(std::move(mm), chol_m)) return false;
   MatrixXd v = p.u;
   tri_solve(chol_m.factor(), "N", v);
+  monitor.check();
   const VectorXd gnu = g.cwiseProduct(s.site_nu);
   const VectorXd t = v * gnu;
   s.mu = p.lambda.cwiseProduct(gnu) + g.cwiseProduct(v.transpose() * t);
@@ -285,10 +289,10 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
   s.jitter = p.jitter;
   s.site_tau = VectorXd::Zero(n);
   s.site_nu = VectorXd::Zero(n);
-  if (!(fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.post_var, s)))
+  if (!(fitc_refresh(p, s, nullptr, monitor) && ep_evidence_diag(y, lik, s.post_var, s)))
     throw NumericalError("sparse EP: the prior gives an improper cavity");
   warm_start(opt, warm_tau, warm_nu, s, [&](EpState& w) {
-    return fitc_refresh(p, w) && ep_evidence_diag(y, lik, w.post_var, w);
+    return fitc_refresh(p, w, nullptr, monitor) && ep_evidence_diag(y, lik, w.post_var, w);
   });
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
@@ -305,7 +309,7 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
       random_permutation(perm, rng);
       ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change, monitor);
     }
-    ok = ok && fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.post_var, s);
+    ok = ok && fitc_refresh(p, s, nullptr, monitor) && ep_evidence_diag(y, lik, s.post_var, s);
     if (!ok) {
       // Undo the sweep (the caller halves the damping).
       const int skipped = s.skipped;
@@ -366,7 +370,7 @@ SparseFitResult fit_gpc_ep_fitc(const MatrixXd& x, const MatrixXd& z, const Vect
     if (prior_lp.size() != lp.size() || prior_lp != lp) {
       Kernel kk = kernel;
       kk.set_log_par(lp);
-      prior = fitc_prior(kk, x, z, opt.ep.jitter);
+      prior = fitc_prior(kk, x, z, opt.ep.jitter, monitor);
       prior_lp = lp;
     }
     return prior;
