@@ -141,6 +141,14 @@
     .Call(`_noisylabels_chol_timing_cpp`, a, backend, full_inverse, reps)
 }
 
+.chol_blocked <- function(a, block = 0L) {
+    .Call(`_noisylabels_chol_blocked_cpp`, a, block)
+}
+
+.chol_blocked_timing <- function(a, what, blocked, reps, block = 0L) {
+    .Call(`_noisylabels_chol_blocked_timing_cpp`, a, what, blocked, reps, block)
+}
+
 .minimize_box <- function(fn, x0, lower, upper, max_iter = 500L) {
     .Call(`_noisylabels_minimize_box_cpp`, fn, x0, lower, upper, max_iter)
 }

@@ -157,9 +157,11 @@ gp_loo <- function(x, y, kernel, noise_var, neighbors = NULL, threads = 1L) {
     .gp_loo(x, y, kernel_spec(kernel), rep_len(as.numeric(noise_var), length(y)), neighbors,
             as.integer(threads)),
     error = function(e) {
+      if (identical(conditionMessage(e), "interrupted by the user")) return(NULL)
       abort_numeric(c("The GP covariance is not positive definite.", "x" = conditionMessage(e),
                       "i" = "Duplicated inputs with a tiny noise variance cause this; try {.code method = \"forest\"}."))
     })
+  if (is.null(res)) signal_interrupt()  # Ctrl-C in the C++ pass
   list(residual = res$residual, sd = res$sd)
 }
 

@@ -592,6 +592,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// chol_blocked_cpp
+Rcpp::List chol_blocked_cpp(const MapMat a, int block);
+RcppExport SEXP _noisylabels_chol_blocked_cpp(SEXP aSEXP, SEXP blockSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
+    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
+    rcpp_result_gen = Rcpp::wrap(chol_blocked_cpp(a, block));
+    return rcpp_result_gen;
+END_RCPP
+}
+// chol_blocked_timing_cpp
+double chol_blocked_timing_cpp(const MapMat a, std::string what, bool blocked, int reps, int block);
+RcppExport SEXP _noisylabels_chol_blocked_timing_cpp(SEXP aSEXP, SEXP whatSEXP, SEXP blockedSEXP, SEXP repsSEXP, SEXP blockSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
+    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
+    Rcpp::traits::input_parameter< bool >::type blocked(blockedSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
+    rcpp_result_gen = Rcpp::wrap(chol_blocked_timing_cpp(a, what, blocked, reps, block));
+    return rcpp_result_gen;
+END_RCPP
+}
 // minimize_box_cpp
 Rcpp::List minimize_box_cpp(Rcpp::Function fn, Eigen::VectorXd x0, Eigen::VectorXd lower, Eigen::VectorXd upper, int max_iter);
 RcppExport SEXP _noisylabels_minimize_box_cpp(SEXP fnSEXP, SEXP x0SEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_iterSEXP) {
@@ -746,6 +773,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_chol_inverse_cpp", (DL_FUNC) &_noisylabels_chol_inverse_cpp, 2},
     {"_noisylabels_chol_rank_one_cpp", (DL_FUNC) &_noisylabels_chol_rank_one_cpp, 3},
     {"_noisylabels_chol_timing_cpp", (DL_FUNC) &_noisylabels_chol_timing_cpp, 4},
+    {"_noisylabels_chol_blocked_cpp", (DL_FUNC) &_noisylabels_chol_blocked_cpp, 2},
+    {"_noisylabels_chol_blocked_timing_cpp", (DL_FUNC) &_noisylabels_chol_blocked_timing_cpp, 5},
     {"_noisylabels_minimize_box_cpp", (DL_FUNC) &_noisylabels_minimize_box_cpp, 5},
     {"_noisylabels_monitor_demo_cpp", (DL_FUNC) &_noisylabels_monitor_demo_cpp, 6},
     {"_noisylabels_sgd_fit_cpp", (DL_FUNC) &_noisylabels_sgd_fit_cpp, 3},

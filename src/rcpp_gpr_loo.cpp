@@ -70,7 +70,9 @@ Rcpp::List gpr_loo_clean_level_cpp(const MapMat x, const MapVec y, Rcpp::List sp
   const Eigen::MatrixXd xm = x;
   const Eigen::VectorXd ym = y;
   const Eigen::VectorXd sm = sigma;
-  CleanLevel c = gpr_loo_clean_level(xm, ym, kernel_from_list(spec), sm, options_from_list(options));
+  RMonitor monitor;
+  CleanLevel c = gpr_loo_clean_level(xm, ym, kernel_from_list(spec), sm, options_from_list(options),
+                                     monitor);
   return Rcpp::List::create(Rcpp::Named("level") = c.level, Rcpp::Named("residual") = c.residual,
                             Rcpp::Named("variance") = c.variance,
                             Rcpp::Named("statistic") = c.statistic,
@@ -163,6 +165,8 @@ Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const
   Eigen::VectorXi starts;
   if (block_start.isNotNull()) starts = Rcpp::as<Eigen::VectorXi>(Rcpp::IntegerVector(block_start.get()));
   if (new_neighbors.isNotNull()) static_cast<VecchiaCovariance&>(*cov).set_prediction_neighbors(nn_new, starts);
+  RMonitor monitor;
+  const MonitorScope poll(*cov, monitor);
   GpPrediction p = cov->predict(noise, xnew, want_var);
   return Rcpp::List::create(Rcpp::Named("mean") = p.mean,
                             Rcpp::Named("var") = want_var ? Rcpp::wrap(p.var) : R_NilValue,
@@ -182,6 +186,8 @@ Rcpp::List gp_loo_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const Map
   Eigen::MatrixXi nn;
   if (neighbors.isNotNull()) nn = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors.get()));
   auto cov = make_covariance(xm, ym, kernel_from_list(spec), JitterPolicy(), nn, threads);
+  RMonitor monitor;
+  const MonitorScope poll(*cov, monitor);
   const LooQuantities loo = loo_quantities(cov->evaluate(noise_var));
   return Rcpp::List::create(Rcpp::Named("residual") = loo.residual,
                             Rcpp::Named("sd") = loo.variance.cwiseSqrt(),

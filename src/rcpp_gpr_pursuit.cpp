@@ -131,18 +131,21 @@ Eigen::VectorXd lemma1_of_model(const MapMat& x, const MapVec& y, Rcpp::List spe
   const Eigen::MatrixXd xm = x;
   const Eigen::VectorXd r = y.array() - mean;
   const Kernel kernel = kernel_from_list(spec);
+  RMonitor monitor;
   if (neighbors.isNotNull()) {
     const Eigen::MatrixXi nn = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors.get()));
     VecchiaCovariance cov(xm, r, kernel, jitter, nn, threads);
+    const MonitorScope poll(cov, monitor);
     const CovEval e = cov.evaluate(Eigen::VectorXd(rho.array() + noise));
     return lemma1_values(loo_quantities(e), rho, gain, noise);
   }
   // K + sigma2 I, then + diag(rho), as the pursuit's dense objective forms it.
   DenseCovariance cov(xm, r, kernel, jitter);
+  const MonitorScope poll(cov, monitor);
   Eigen::MatrixXd c = cov.matrix(Eigen::VectorXd::Constant(r.size(), noise), false);
   c.diagonal() += rho;
   const Cholesky chol = cov.factor(std::move(c));
-  return lemma1_values(loo_quantities(chol, r), rho, gain,
+  return lemma1_values(loo_quantities(chol, r, monitor), rho, gain,
                        -std::numeric_limits<double>::infinity());
 }
 

@@ -1,5 +1,9 @@
 // Glue: the linalg module exposed for tests and benchmarks.
+#include <chrono>
+
 #include "common/optimize.h"
+#include "linalg/blas.h"
+#include "linalg/blocked.h"
 #include "noisylabels_types.h"
 #include "rcpp_common.h"
 #include "rcpp_monitor.h"
@@ -50,6 +54,50 @@ double chol_timing_cpp(const MapMat a, std::string backend, bool full_inverse, i
     else checksum += chol.inverse_diagonal()(0);
   }
   return checksum;
+}
+
+// The blocked factorizations of linalg/blocked.h with `block` columns per
+// block (0: the default), polling R: factor L of A, L^{-1} and the lower
+// triangle of A^{-1}, each from its own routine, and their info codes.
+// [[Rcpp::export(.chol_blocked)]]
+Rcpp::List chol_blocked_cpp(const MapMat a, int block = 0) {
+  RMonitor monitor;
+  Eigen::MatrixXd l = a;
+  const int info_potrf = blocked_potrf(l, monitor, block);
+  Eigen::MatrixXd linv = l, ainv = l;
+  const int info_trtri = info_potrf == 0 ? blocked_trtri(linv, monitor, block) : -1;
+  const int info_potri = info_potrf == 0 ? blocked_potri(ainv, monitor, block) : -1;
+  return Rcpp::List::create(Rcpp::Named("factor") = l, Rcpp::Named("factor_inverse") = linv,
+                            Rcpp::Named("inverse") = ainv, Rcpp::Named("info_potrf") = info_potrf,
+                            Rcpp::Named("info_trtri") = info_trtri,
+                            Rcpp::Named("info_potri") = info_potri);
+}
+
+// Timing helper for inst/bench/interrupt/blocked_chol.R: `reps` times the
+// factorization (`what` = "potrf") or factorization + inverse ("potri"),
+// by the blocked routines (`block` columns per block, 0: the default) or by
+// one LAPACK call each; returns the seconds.
+// [[Rcpp::export(.chol_blocked_timing)]]
+double chol_blocked_timing_cpp(const MapMat a, std::string what, bool blocked, int reps,
+                               int block = 0) {
+  RMonitor monitor;
+  const int n = static_cast<int>(a.rows());
+  double seconds = 0;
+  for (int r = 0; r < reps; ++r) {
+    Eigen::MatrixXd m = a;
+    const auto t0 = std::chrono::steady_clock::now();
+    int info = 0;
+    if (blocked) {
+      info = blocked_potrf(m, monitor, block);
+      if (info == 0 && what == "potri") info = blocked_potri(m, monitor, block);
+    } else {
+      dpotrf_("L", &n, m.data(), &n, &info, 1);
+      if (info == 0 && what == "potri") dpotri_("L", &n, m.data(), &n, &info, 1);
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (info != 0) Rcpp::stop("the matrix is not positive definite");
+  }
+  return seconds;
 }
 
 // Minimise an R function fn(x) -> list(value, gradient) within bounds (tests).

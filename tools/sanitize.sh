@@ -22,6 +22,12 @@ what=${1:-all}
 out=$PWD/sanitize-out
 mkdir -p "$out"
 CXX=${CXX:-g++}
+# ccache (when installed) makes a rebuild after a small change take minutes,
+# not the ~10-40 of a full sanitized build; MAKEFLAGS=-j2 etc. pass through.
+ccache_lines=""
+if command -v ccache > /dev/null; then
+  ccache_lines=$(printf 'CC = ccache gcc\nCXX = ccache g++\nCXX17 = ccache g++')
+fi
 
 # A clean copy of the sources (tracked files plus new ones not ignored, so
 # uncommitted work is checked too). The object files of the previous build of
@@ -48,6 +54,7 @@ run_asan() {
   rm -rf "$lib"; mkdir -p "$lib"
   local flags="-g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize=vptr"
   cat > "$out/Makevars-asan" <<EOF
+$ccache_lines
 CFLAGS = $flags
 CXXFLAGS = $flags
 CXX11FLAGS = $flags
@@ -148,6 +155,7 @@ run_valgrind() {
   copy_sources "$src"
   rm -rf "$lib"; mkdir -p "$lib"
   cat > "$out/Makevars-plain" <<EOF
+$ccache_lines
 CXXFLAGS = -g -O2
 CXX17FLAGS = -g -O2
 EOF

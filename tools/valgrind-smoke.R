@@ -14,6 +14,12 @@ step("kernels", {
   k <- kernel_matrix(gp_kernel("matern52"), matrix(runif(20), 10))
   stopifnot(isSymmetric(k))
 })
+step("blocked chol", {
+  set.seed(2)
+  a <- crossprod(matrix(rnorm(50 * 50), 50)) / 50 + diag(50)
+  out <- noisylabels:::.chol_blocked(a, 8L)  # several blocks, a partial last one
+  stopifnot(max(abs(out$inverse[lower.tri(a, TRUE)] - solve(a)[lower.tri(a, TRUE)])) < 1e-8)
+})
 step("gpr_loo", {
   fit <- gpr_loo(y ~ x, data = d$data, restarts = 1)
   p <- predict(fit, data.frame(x = c(-0.5, 0.5)), se.fit = TRUE)

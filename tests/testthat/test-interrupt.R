@@ -43,3 +43,23 @@ test_that("an interrupted fit signals R's interrupt condition and the session go
   expect_match(out, "result: interrupted")
   expect_match(out, "alive 55")
 })
+
+test_that("Ctrl-C inside the dense factorizations ends in R's interrupt, not an error", {
+  skip_on_cran()
+  skip_on_os("windows")
+  skip_if_not_installed("processx")
+  # gpr_loo's dense evaluations are one n x n Cholesky and inverse each: the
+  # blocked factorizations poll between blocks.
+  out <- interrupt_child(
+    "gpr_loo(x, y, approx = 'dense', restarts = 1)",
+    "set.seed(1); x <- matrix(runif(3000 * 2), 3000); y <- sin(3 * x[, 1]) + rnorm(3000, sd = 0.1)")
+  expect_match(out, "result: interrupted")
+  expect_match(out, "alive 55")
+  # find_label_issues' GP path: one leave-one-out pass over a dense covariance
+  # (its R wrapper turns C++ failures into a classed error, but not a Ctrl-C).
+  out <- interrupt_child(
+    "noisylabels:::gp_loo(x, y, gp_kernel('rbf', lengthscale = 0.3), 0.01)",
+    "set.seed(1); x <- matrix(runif(6000 * 2), 6000); y <- sin(3 * x[, 1]) + rnorm(6000, sd = 0.1)")
+  expect_match(out, "result: interrupted")
+  expect_match(out, "alive 55")
+})

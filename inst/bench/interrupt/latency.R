@@ -35,7 +35,7 @@ interrupt_latency <- function(setup, fit, delay = 3, limit = 120) {
   out <- paste0(out, p$read_output())
   if (p$is_alive()) p$kill()
   data.frame(latency_s = round(latency, 2),
-             result = sub(".*result: *([^\n]*).*", "\\1", out),
+             result = trimws(sub(".*result: *([^\n]*).*", "\\1", out)),
              alive = grepl("alive", out))
 }
 
@@ -48,6 +48,7 @@ cases <- list(
   "gpr_loo vecchia n = 20000" = list(data_setup(20000), "gpr_loo(x, y, approx = 'vecchia')"),
   "gpr_pursuit n = 2000" = list(data_setup(2000), "gpr_pursuit(x, y)"),
   "gpc_ep n = 3000" = list(data_setup(3000), "gpc_ep(x, cls, approx = 'dense')"),
+  "gpc_ep sparse n = 20000" = list(data_setup(20000), "gpc_ep(x, cls, approx = 'sparse')"),
   "sgd_robust 2e5 x 50" = list("set.seed(1); x <- matrix(rnorm(2e5 * 50), 2e5); y <- factor(x[, 1] > 0)",
                                "sgd_robust(x, y, epochs = 500, tol = 0)"),
   "label_dist_vb" = list("set.seed(1); s <- sim_label_dist(M = 5, U = 2000, N = 40000, D = 20, n_test = 10)",
@@ -57,7 +58,15 @@ cases <- list(
 # CASES="gpr_loo,gpc_ep" runs only the cases whose names contain one of those words.
 only <- strsplit(Sys.getenv("CASES"), ",")[[1]]
 if (length(only)) cases <- cases[vapply(names(cases), function(nm) any(vapply(only, grepl, logical(1), nm, fixed = TRUE)), logical(1))]
+# DELAYS="2,6,12": SIGINT that many seconds into the fit, one run per delay
+# (a fit passes through several phases: set-up, factorizations, gradients).
+delays <- as.numeric(strsplit(Sys.getenv("DELAYS", "3"), ",")[[1]])
 res <- do.call(rbind, lapply(names(cases), function(nm) {
-  cbind(case = nm, interrupt_latency(cases[[nm]][[1]], cases[[nm]][[2]]))
+  do.call(rbind, lapply(delays, function(delay) {
+    cbind(case = nm, delay_s = delay, interrupt_latency(cases[[nm]][[1]], cases[[nm]][[2]], delay))
+  }))
 }))
 print(res, row.names = FALSE)
+cat(sprintf("\nlargest latency: %.2f s (%s); every fit interrupted with the session alive: %s\n",
+            max(res$latency_s), res$case[which.max(res$latency_s)],
+            all(res$result == "interrupted" & res$alive)))

@@ -10,6 +10,7 @@
 // check()/progress() but must not rely on them there.
 #pragma once
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -33,6 +34,32 @@ class Monitor {
   void check() {
     if (interrupted()) throw Interrupted();
   }
+};
+
+// Polling from inside an OpenMP region, where check() must not throw (an
+// exception may not leave the region): the main thread asks the host, every
+// thread reads the shared answer and skips its remaining iterations, and
+// rethrow() after the region throws Interrupted.
+//   ParallelPoll poll(monitor);
+//   #pragma omp parallel for
+//   for (...) { if (poll.stop(thread_id() == 0)) continue; ... }
+//   poll.rethrow();
+class ParallelPoll {
+ public:
+  explicit ParallelPoll(Monitor& monitor) : monitor_(monitor) {}
+  bool stop(bool main_thread) {
+    if (main_thread && !stop_.load(std::memory_order_relaxed) && monitor_.interrupted()) {
+      stop_.store(true, std::memory_order_relaxed);
+    }
+    return stop_.load(std::memory_order_relaxed);
+  }
+  void rethrow() const {
+    if (stop_.load()) throw Interrupted();
+  }
+
+ private:
+  Monitor& monitor_;
+  std::atomic<bool> stop_{false};
 };
 
 // A monitor that never interrupts and shows nothing (tests, benchmarks).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "linalg/blas.h"
+#include "linalg/blocked.h"
 
 namespace noisylabels {
 
@@ -48,7 +49,8 @@ constexpr double kMaxNegativeShare = 0.25;
 
 // The refresh for many negative sites, any signs: M = I + L_K' T L_K = R R';
 // chol(M) exists iff the posterior is proper; Sigma = W'W with W = R^-1 L_K'.
-bool refresh_case_b(const MatrixXd& k, const Cholesky& chol_k_in, EpState& s, bool diagonal_only) {
+bool refresh_case_b(const MatrixXd& k, const Cholesky& chol_k_in, EpState& s, bool diagonal_only,
+                    Monitor& monitor) {
   const int n = static_cast<int>(k.rows());
   const VectorXd& tau = s.site_tau;
   JitterPolicy exact;
@@ -57,7 +59,7 @@ bool refresh_case_b(const MatrixXd& k, const Cholesky& chol_k_in, EpState& s, bo
   const Cholesky* chol_k = &chol_k_in;
   if (chol_k_in.n() != n) {
     try {
-      local.compute(k, exact);
+      local.compute(k, exact, monitor);
     } catch (const NumericalError&) {
       return false;
     }
@@ -88,7 +90,7 @@ bool refresh_case_b(const MatrixXd& k, const Cholesky& chol_k_in, EpState& s, bo
   add_rows(neg, -1.0);
   Cholesky chol_m;
   try {
-    chol_m.compute(std::move(m), exact);
+    chol_m.compute(std::move(m), exact, monitor);
   } catch (const NumericalError&) {
     return false;
   }
@@ -111,7 +113,7 @@ bool refresh_case_b(const MatrixXd& k, const Cholesky& chol_k_in, EpState& s, bo
 }  // namespace
 
 bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only,
-                MatrixXd* scratch) {
+                MatrixXd* scratch, Monitor& monitor) {
   const int n = static_cast<int>(k.rows());
   const VectorXd& tau = s.site_tau;
   std::vector<int> pos, other, neg;  // tau != 0; tau == 0; tau < 0
@@ -122,7 +124,7 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   }
   const int n_neg = static_cast<int>(neg.size()), n_other = static_cast<int>(other.size());
   if (n_neg > kMaxNegativeShare * n) {
-    const bool ok = refresh_case_b(k, chol_k, s, diagonal_only);
+    const bool ok = refresh_case_b(k, chol_k, s, diagonal_only, monitor);
     return ok && s.mu.allFinite() && s.post_cov.diagonal().allFinite();
   }
   // Posterior with the positive sites only (R&W Alg. 3.5, case A):
@@ -148,8 +150,7 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   binv.noalias() = sq.asDiagonal() * k * sq.asDiagonal();
   binv.diagonal().array() += 1.0;
   if (!binv.diagonal().allFinite()) return false;
-  int potrf_info = 0;
-  dpotrf_("L", &n, binv.data(), &n, &potrf_info, 1);
+  const int potrf_info = blocked_potrf(binv, monitor);
   // B >= I in exact arithmetic: only non-finite input ends here
   if (potrf_info != 0) return false;
   double half_logdet = binv.diagonal().array().log().sum();
@@ -157,7 +158,7 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
   VectorXd diag(n);
   MatrixXd neg_cols;  // Sigma_+[:, N]
   if (!diagonal_only) {
-    dpotri_("L", &n, binv.data(), &n, &info, 1);
+    info = blocked_potri(binv, monitor);
     if (info != 0) return false;
     // B^-1 becomes Sigma_+ in place (no n x n copy).
     s.post_cov.swap(binv);
@@ -217,8 +218,7 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
       for (int c = 0; c < n_neg; ++c) neg_cols.col(c) = sig.col(neg[c]);
     }
   } else {
-    const int nn = n;
-    dtrtri_("L", "N", &nn, binv.data(), &nn, &info, 1, 1);
+    info = blocked_trtri(binv, monitor);
     if (info != 0) return false;
     binv.triangularView<Eigen::StrictlyUpper>().setZero();
     const VectorXd binv_diag = binv.colwise().squaredNorm().transpose();
@@ -285,7 +285,7 @@ bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diag
     cm.diagonal().array() += 1.0;
     Cholesky chol_c;
     try {
-      chol_c.compute(std::move(cm), exact);
+      chol_c.compute(std::move(cm), exact, monitor);
     } catch (const NumericalError&) {
       return false;
     }

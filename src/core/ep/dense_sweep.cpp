@@ -48,7 +48,7 @@ double sweep_reference(const VectorXd& y, const EpLikelihood& lik, const EpOptio
 // (s.post_cov may be stored in the visiting order of the previous sweep).
 double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
                      double delta, const std::vector<int>& perm, const std::vector<int>& gidx,
-                     EpState& s, SweepWorkspace& w) {
+                     EpState& s, SweepWorkspace& w, Monitor& monitor) {
   const int n = static_cast<int>(y.size());
   const int bsize = std::max(1, opt.block_size);
   if (w.u.rows() != n || w.u.cols() != n) w.u.resize(n, n);
@@ -59,6 +59,7 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
   MatrixXd& u = w.u;
   double max_change = 0;
   for (int j0 = 0; j0 < n; j0 += bsize) {
+    monitor.check();  // a sweep is n^3/3 flops
     const int nb = std::min(bsize, n - j0), m = n - j0;
     // The block's columns are gathered and updated in place in U[j0:n, J]
     // (rows below each column's own position end up final; the ones above
@@ -146,7 +147,7 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
 // Returns false if the result is not a proper posterior (rounding at the
 // boundary; the caller then falls back to the exact refresh).
 bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixXd& lam,
-                        EpState& s, VectorXd& post_var) {
+                        EpState& s, VectorXd& post_var, Monitor& monitor) {
   const int n = static_cast<int>(perm.size());
   if (n == 0) return true;
   MatrixXd& u = w.u;
@@ -167,6 +168,7 @@ bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixX
   // V[j0:, J] = -Lambda[j0:, j0:]^-1 N[j0:, J] (N and V vanish above row j0).
   const double one = 1.0, minus_one = -1.0;
   for (int j0 = 0; j0 < n; j0 += kPanel) {
+    monitor.check();
     const int nb = std::min(kPanel, n - j0), m = n - j0;
     const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
     // N: U without its diagonal and the entries above it. Rows above j0 are
@@ -178,6 +180,7 @@ bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixX
   }
   // X = V' C V, lower triangle, into lam: X[j0:, J] = V[j0:, j0:]' (C V[j0:, J]).
   for (int j0 = 0; j0 < n; j0 += kPanel) {
+    monitor.check();
     const int nb = std::min(kPanel, n - j0), m = n - j0;
     const std::ptrdiff_t off = j0 + static_cast<std::ptrdiff_t>(j0) * n;
     for (int jj = 0; jj < nb; ++jj)

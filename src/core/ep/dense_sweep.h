@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "common/monitor.h"
 #include "ep/ep_types.h"
 
 namespace noisylabels {
@@ -28,7 +29,7 @@ double sweep_reference(const VectorXd& y, const EpLikelihood& lik, const EpOptio
 // in the visiting order of the previous sweep).
 double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions& opt,
                      double delta, const std::vector<int>& perm, const std::vector<int>& gidx,
-                     EpState& s, SweepWorkspace& w);
+                     EpState& s, SweepWorkspace& w, Monitor& monitor = null_monitor());
 
 // The posterior covariance after a blocked sweep from the sweep's own
 // factors, without going back to K. `lam` is n x n scratch swapped with
@@ -36,6 +37,6 @@ double sweep_blocked(const VectorXd& y, const EpLikelihood& lik, const EpOptions
 // `post_var` receives its diagonal in the original order. False if the
 // result is not a proper posterior (the caller then refreshes from K).
 bool refresh_from_sweep(const std::vector<int>& perm, SweepWorkspace& w, MatrixXd& lam,
-                        EpState& s, VectorXd& post_var);
+                        EpState& s, VectorXd& post_var, Monitor& monitor = null_monitor());
 
 }  // namespace noisylabels

@@ -29,7 +29,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
                const VectorXd* warm_tau, const VectorXd* warm_nu) {
   const int n = static_cast<int>(y.size());
   if (k_in.rows() != n || k_in.cols() != n) throw std::invalid_argument("run_ep: K and y do not match");
-  Cholesky chol_k(k_in, opt.jitter);  // throws NumericalError if K is not PD
+  Cholesky chol_k(k_in, opt.jitter, monitor);  // throws NumericalError if K is not PD
   MatrixXd k = k_in;
   if (chol_k.jitter() > 0) k.diagonal().array() += chol_k.jitter();
 
@@ -43,7 +43,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   s.half_logdet = 0;
   if (!ep_evidence(y, lik, s)) throw NumericalError("EP: the prior gives an improper cavity");
   warm_start(opt, warm_tau, warm_nu, s, [&](EpState& w) {
-    return ep_refresh(k, chol_k, w, opt.parallel) && ep_evidence(y, lik, w);
+    return ep_refresh(k, chol_k, w, opt.parallel, nullptr, monitor) && ep_evidence(y, lik, w);
   });
 
   std::vector<int> perm(n);
@@ -70,7 +70,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   };
   auto exact_refresh = [&]() {
     order.clear();
-    return ep_refresh(k, chol_k, s, opt.parallel, &spare) && ep_evidence(y, lik, s);
+    return ep_refresh(k, chol_k, s, opt.parallel, &spare, monitor) && ep_evidence(y, lik, s);
   };
   auto step = [&](double delta, double& max_change) {
     // The sweep changes only the sites; post_cov and mu stay those of the
@@ -88,7 +88,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
           for (int a = 0; a < n; ++a) pos[order[a]] = a;
           for (int j = 0; j < n; ++j) gidx[j] = pos[perm[j]];
         }
-        max_change = sweep_blocked(y, lik, opt, delta, perm, gidx, s, work);
+        max_change = sweep_blocked(y, lik, opt, delta, perm, gidx, s, work, monitor);
       } else {
         max_change = sweep_reference(y, lik, opt, delta, perm, s);
       }
@@ -106,7 +106,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
         use_factor && (opt.refresh_every <= 0 || factor_run < opt.refresh_every - 1);
     bool ok = false, exact_now = true;
     if (factor) {
-      ok = refresh_from_sweep(perm, work, spare, s, post_var);
+      ok = refresh_from_sweep(perm, work, spare, s, post_var, monitor);
       if (ok) {
         order = perm;
         ok = evidence();
@@ -135,7 +135,7 @@ EpState run_ep(const MatrixXd& k_in, const VectorXd& y, const EpLikelihood& lik,
   run_sweeps(opt, monitor, "EP", s, step);
   if (opt.parallel) {
     // Gradients and predictions need the whole Sigma.
-    if (!(ep_refresh(k, chol_k, s, false) && ep_evidence(y, lik, s)))
+    if (!(ep_refresh(k, chol_k, s, false, nullptr, monitor) && ep_evidence(y, lik, s)))
       throw NumericalError("EP: the final parallel-EP sites give an improper posterior");
   } else if (!order.empty()) {
     // back to the original order for the caller
@@ -159,8 +159,9 @@ MatrixXd ep_gradient_weights(const EpState& s) {
   return w;
 }
 
-VectorXd ep_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const EpState& s) {
-  return kernel.gradient(x, ep_gradient_weights(s));
+VectorXd ep_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const EpState& s,
+                            Monitor& monitor) {
+  return kernel.gradient(x, ep_gradient_weights(s), monitor);
 }
 
 void ep_predict(const EpState& s, const MatrixXd& kstar, const VectorXd& kss, VectorXd& mean,
@@ -181,12 +182,12 @@ FitResult fit_gpc_ep(const MatrixXd& x, const VectorXd& y, Kernel kernel, EpLike
                      const VectorXd* wn) {
     Kernel kk = kernel;
     kk.set_log_par(lp);
-    return run_ep(kk.gram(x), y, l, opt.ep, rng, monitor, wt, wn);
+    return run_ep(kk.gram(x, monitor), y, l, opt.ep, rng, monitor, wt, wn);
   };
   EpGradient gradient = [&](const VectorXd& lp, const EpState& st) {
     Kernel kk = kernel;
     kk.set_log_par(lp);
-    return ep_kernel_gradient(kk, x, st);
+    return ep_kernel_gradient(kk, x, st, monitor);
   };
   FitResult res = fit_ep_outer(kernel, y, lik, opt, run, gradient, monitor);
   kernel.set_log_par(res.log_par);

@@ -25,9 +25,10 @@ namespace noisylabels {
 // false if the posterior is improper. `chol_k` is chol(K); it is only needed
 // when many sites are negative (it is computed here if empty). With
 // `diagonal_only`, post_cov holds only the right diagonal (parallel EP).
-// `scratch` (optional) is n x n storage reused across calls.
+// `scratch` (optional) is n x n storage reused across calls. The
+// factorizations poll `monitor` between blocks.
 bool ep_refresh(const MatrixXd& k, const Cholesky& chol_k, EpState& s, bool diagonal_only = false,
-                MatrixXd* scratch = nullptr);
+                MatrixXd* scratch = nullptr, Monitor& monitor = null_monitor());
 // Cavities, per-site quantities and log Z_EP at the current posterior
 // (ep_evidence_diag with the diagonal of s.post_cov). Returns false if any
 // cavity is improper.
@@ -44,7 +45,8 @@ EpState run_ep(const MatrixXd& k, const VectorXd& y, const EpLikelihood& lik,
 // 1/2 tr(W dK/dtheta).
 MatrixXd ep_gradient_weights(const EpState& s);
 // d log Z_EP / d log theta for every kernel hyperparameter.
-VectorXd ep_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const EpState& s);
+VectorXd ep_kernel_gradient(const Kernel& kernel, const MatrixXd& x, const EpState& s,
+                            Monitor& monitor = null_monitor());
 
 // Predictive latent mean and variance at test points; kss includes the
 // nugget.

@@ -98,7 +98,7 @@ bool factor_m(MatrixXd mm, Cholesky& chol_m) {
 // caller); max_change gets the largest site change.
 bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
                 const EpOptions& opt, double delta, const std::vector<int>& perm, EpState& s,
-                double& max_change) {
+                double& max_change, Monitor& monitor) {
   const int m = static_cast<int>(p.u.rows()), n = static_cast<int>(p.u.cols());
   VectorXd g, w;
   if (!site_weights(p, s.site_tau, g, w)) return false;
@@ -111,6 +111,7 @@ bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
   MatrixXd uj, vj, sjj;
   VectorXd muj, t, dw, dgnu;
   for (int j0 = 0; j0 < n; j0 += bsize) {
+    monitor.check();  // a sweep is O(n m^2): seconds at n = 20,000
     const int nb = std::min(bsize, n - j0);
     uj.resize(m, nb);
     for (int c = 0; c < nb; ++c) uj.col(c) = p.u.col(perm[j0 + c]);
@@ -242,25 +243,29 @@ FitcTerms fitc_terms(const FitcPrior& p, const EpState& s) {
 }  // namespace
 
 FitcPrior fitc_prior(const Kernel& kernel, const MatrixXd& x, const MatrixXd& z,
-                     const JitterPolicy& jitter) {
+                     const JitterPolicy& jitter, Monitor& monitor) {
   FitcPrior p;
   MatrixXd kuu = kernel.cross(z, z);
   p.chol_uu.compute(kuu, jitter);  // throws NumericalError beyond the policy
   p.jitter = p.chol_uu.jitter();
   p.u = kernel.cross(z, x);
+  monitor.check();
   tri_solve(p.chol_uu.factor(), "N", p.u);
   p.lambda = kernel.diag(x) - p.u.colwise().squaredNorm().transpose();
   p.lambda = p.lambda.cwiseMax(0.0);  // rounding when Z contains X
   return p;
 }
 
-bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out) {
+bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out, Monitor& monitor) {
   VectorXd g, w;
   if (!site_weights(p, s.site_tau, g, w)) return false;
   Cholesky chol_m;
-  if (!factor_m(build_m(p, w), chol_m)) return false;
+  MatrixXd mm = build_m(p, w);
+  monitor.check();  // build_m and the solve below are n m^2 flops each
+  if (!factor_m(std::move(mm), chol_m)) return false;
   MatrixXd v = p.u;
   tri_solve(chol_m.factor(), "N", v);
+  monitor.check();
   const VectorXd gnu = g.cwiseProduct(s.site_nu);
   const VectorXd t = v * gnu;
   s.mu = p.lambda.cwiseProduct(gnu) + g.cwiseProduct(v.transpose() * t);
@@ -284,10 +289,10 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
   s.jitter = p.jitter;
   s.site_tau = VectorXd::Zero(n);
   s.site_nu = VectorXd::Zero(n);
-  if (!(fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.post_var, s)))
+  if (!(fitc_refresh(p, s, nullptr, monitor) && ep_evidence_diag(y, lik, s.post_var, s)))
     throw NumericalError("sparse EP: the prior gives an improper cavity");
   warm_start(opt, warm_tau, warm_nu, s, [&](EpState& w) {
-    return fitc_refresh(p, w) && ep_evidence_diag(y, lik, w.post_var, w);
+    return fitc_refresh(p, w, nullptr, monitor) && ep_evidence_diag(y, lik, w.post_var, w);
   });
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
@@ -302,9 +307,9 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
       ok = true;
     } else {
       random_permutation(perm, rng);
-      ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change);
+      ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change, monitor);
     }
-    ok = ok && fitc_refresh(p, s) && ep_evidence_diag(y, lik, s.post_var, s);
+    ok = ok && fitc_refresh(p, s, nullptr, monitor) && ep_evidence_diag(y, lik, s.post_var, s);
     if (!ok) {
       // Undo the sweep (the caller halves the damping).
       const int skipped = s.skipped;
@@ -365,7 +370,7 @@ SparseFitResult fit_gpc_ep_fitc(const MatrixXd& x, const MatrixXd& z, const Vect
     if (prior_lp.size() != lp.size() || prior_lp != lp) {
       Kernel kk = kernel;
       kk.set_log_par(lp);
-      prior = fitc_prior(kk, x, z, opt.ep.jitter);
+      prior = fitc_prior(kk, x, z, opt.ep.jitter, monitor);
       prior_lp = lp;
     }
     return prior;

@@ -41,12 +41,14 @@ struct FitcPrior {
 };
 
 // The FITC prior at the kernel's current hyperparameters; x is n x d, z m x d.
+// Its O(n m^2) steps poll `monitor` between them (as fitc_refresh's do).
 FitcPrior fitc_prior(const Kernel& kernel, const MatrixXd& x, const MatrixXd& z,
-                     const JitterPolicy& jitter);
+                     const JitterPolicy& jitter, Monitor& monitor = null_monitor());
 
 // diag(Sigma) (into s.post_var), mu and 1/2 log|I + Kt T| from the sites; false if
 // the posterior is improper. With `v`, also V = chol(M)^-1 U (m x n).
-bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v = nullptr);
+bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v = nullptr,
+                  Monitor& monitor = null_monitor());
 
 // EP on the FITC prior: same options, revert-and-halve damping and warm start
 // as the dense run_ep(); `opt.block_size` is ignored (blocks follow m).

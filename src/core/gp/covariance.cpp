@@ -57,10 +57,10 @@ MatrixXd DenseCovariance::matrix(const VectorXd& noise_var, bool keep_gram) {
   if (gram_.size() > 0) {
     c = gram_;
   } else if (keep_gram) {
-    gram_ = kernel_.gram(x_);
+    gram_ = kernel_.gram(x_, monitor());
     c = gram_;
   } else {
-    c = kernel_.gram(x_);
+    c = kernel_.gram(x_, monitor());
   }
   c.diagonal() += noise_var;
   return c;
@@ -68,7 +68,7 @@ MatrixXd DenseCovariance::matrix(const VectorXd& noise_var, bool keep_gram) {
 
 Cholesky DenseCovariance::factor(MatrixXd c) {
   Cholesky chol;
-  chol.compute(std::move(c), jitter_policy_);
+  chol.compute(std::move(c), jitter_policy_, monitor());
   ++factorizations_;
   max_jitter_ = std::max(max_jitter_, chol.jitter());
   return chol;
@@ -78,7 +78,7 @@ CovEval DenseCovariance::evaluate(const VectorXd& noise_var) {
   const Cholesky chol = factor(noise_var);
   CovEval e;
   e.alpha = chol.solve(y_);
-  e.inv_diag = chol.inverse_diagonal();
+  e.inv_diag = chol.inverse_diagonal(monitor());
   e.nll = gaussian_nll(chol, y_, e.alpha);
   e.grad_neg = e.alpha.array().square();
   return e;
@@ -91,15 +91,15 @@ double DenseCovariance::nll_gradient(const VectorXd& noise_var, VectorXd& grad_t
   // cached by this call (the L-BFGS step in theta changes it at every call).
   MatrixXd c = matrix(noise_var, false);
   Cholesky chol;
-  chol.compute_symmetric(std::move(c), jitter_policy_);
+  chol.compute_symmetric(std::move(c), jitter_policy_, monitor());
   ++factorizations_;
   max_jitter_ = std::max(max_jitter_, chol.jitter());
   const VectorXd alpha = chol.solve(y_);
   const double nll = gaussian_nll(chol, y_, alpha);
-  const MatrixXd cinv = chol.release_inverse_lower();
+  const MatrixXd cinv = chol.release_inverse_lower(monitor());
   // W = alpha alpha' - C^-1; d nll / d theta = -1/2 sum W dK/dtheta (the
   // kernels' gradient contract, kernels.h).
-  grad_theta = -kernel_.gradient(x_, alpha, cinv);
+  grad_theta = -kernel_.gradient(x_, alpha, cinv, monitor());
   if (grad_noise_var) {
     *grad_noise_var = 0.5 * (cinv.diagonal().array() - alpha.array().square()).matrix();
   }
@@ -215,6 +215,7 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
   std::vector<std::string> error(n_threads);
   const Kernel& kern = kernel_;
   const JitterPolicy policy = jitter_policy_;
+  ParallelPoll poll(monitor());
 #pragma omp parallel num_threads(n_threads)
   {
     const int tid = thread_id();
@@ -233,7 +234,7 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
     double nll = 0, max_jit = 0;
 #pragma omp for schedule(static)
     for (int i = 0; i < n; ++i) {
-      if (!error[tid].empty()) continue;
+      if (!error[tid].empty() || poll.stop(tid == 0 && i % 64 == 0)) continue;
       w.idx.clear();
       for (int a = 0; a < m; ++a) {
         const int j = nn_(i, a);
@@ -298,6 +299,7 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
     nll_part[tid] = nll;
     jitter_part[tid] = max_jit;
   }
+  poll.rethrow();
   for (int t = 0; t < n_threads; ++t) {
     if (!error[t].empty()) throw NumericalError(error[t]);
   }
@@ -360,6 +362,7 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& noise_var, const MatrixX
   std::vector<std::string> error(threads_);
   std::vector<double> jit_part(threads_, 0.0);
   const JitterPolicy policy = jitter_policy_;
+  ParallelPoll poll(monitor());
 #pragma omp parallel num_threads(threads_)
   {
     const int tid = thread_id();
@@ -370,7 +373,7 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& noise_var, const MatrixX
     Eigen::LLT<MatrixXd> llt(m);
 #pragma omp for schedule(dynamic)
     for (int b = 0; b < n_blocks; ++b) {
-      if (!error[tid].empty()) continue;
+      if (!error[tid].empty() || poll.stop(tid == 0 && b % 64 == 0)) continue;
       idx.clear();
       for (int a = 0; a < m; ++a) {
         if (new_neighbors_(b, a) >= 0) idx.push_back(new_neighbors_(b, a));
@@ -406,6 +409,7 @@ GpPrediction VecchiaCovariance::predict(const VectorXd& noise_var, const MatrixX
       }
     }
   }
+  poll.rethrow();
   for (int t = 0; t < threads_; ++t) {
     if (!error[t].empty()) throw NumericalError(error[t]);
     max_jitter_ = std::max(max_jitter_, jit_part[t]);

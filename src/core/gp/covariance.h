@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/monitor.h"
 #include "gp/kernels.h"
 #include "linalg/linalg.h"
 
@@ -70,6 +71,13 @@ class CovarianceOperator {
   int factorizations() const { return factorizations_; }
   double max_jitter() const { return max_jitter_; }
 
+  // The monitor that the long passes (Gram matrix, factorization, inverse,
+  // gradient, Vecchia passes) poll between blocks; none by default. A fit
+  // sets it for its duration through MonitorScope.
+  void set_monitor(Monitor* monitor) { monitor_ = monitor; }
+  Monitor& monitor() const { return monitor_ ? *monitor_ : null_monitor(); }
+  Monitor* monitor_ptr() const { return monitor_; }
+
  protected:
   const MatrixXd& x_;
   const VectorXd& y_;
@@ -77,6 +85,23 @@ class CovarianceOperator {
   JitterPolicy jitter_policy_;
   int factorizations_ = 0;
   double max_jitter_ = 0;
+  Monitor* monitor_ = nullptr;
+};
+
+// Lends a monitor to an operator for one scope (exceptions included); the
+// one lent before comes back at the end of the scope.
+class MonitorScope {
+ public:
+  MonitorScope(CovarianceOperator& cov, Monitor& monitor) : cov_(cov), previous_(cov.monitor_ptr()) {
+    cov_.set_monitor(&monitor);
+  }
+  ~MonitorScope() { cov_.set_monitor(previous_); }
+  MonitorScope(const MonitorScope&) = delete;
+  MonitorScope& operator=(const MonitorScope&) = delete;
+
+ private:
+  CovarianceOperator& cov_;
+  Monitor* previous_;
 };
 
 // Exact GP: one dense Cholesky of C per evaluation. matrix() is the one

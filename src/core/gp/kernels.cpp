@@ -17,6 +17,14 @@ const double kSqrt5 = std::sqrt(5.0);
 constexpr long kParallelPairs = 20000;
 // Column-block width of the blocked stationary paths.
 constexpr int kBlock = 64;
+
+bool main_thread() {
+#ifdef _OPENMP
+  return omp_get_thread_num() == 0;
+#else
+  return true;
+#endif
+}
 }  // namespace
 
 KernelType kernel_type_from_string(const std::string& name) {
@@ -217,7 +225,7 @@ void Kernel::stationary_values(const MatrixXd& r2, MatrixXd& k, MatrixXd* w) con
   }
 }
 
-MatrixXd Kernel::gram(const MatrixXd& x) const {
+MatrixXd Kernel::gram(const MatrixXd& x, Monitor& monitor) const {
   if (x.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
   if (stationary()) {
     // Column blocks: r^2 of a block by one small GEMM, then k(r^2) while the
@@ -228,8 +236,10 @@ MatrixXd Kernel::gram(const MatrixXd& x) const {
     MatrixXd k(n, n);
     const int nb = (n + kBlock - 1) / kBlock;
     const bool par = static_cast<long>(n) * n / 2 > kParallelPairs;
+    ParallelPoll poll(monitor);
 #pragma omp parallel for schedule(dynamic, 1) if (par)
     for (int b = 0; b < nb; ++b) {
+      if (poll.stop(main_thread())) continue;
       const int j0 = b * kBlock, bs = std::min(kBlock, n - j0);
       MatrixXd r2 = -2.0 * u * u.middleRows(j0, bs).transpose();
       r2.colwise() += nu;
@@ -240,20 +250,24 @@ MatrixXd Kernel::gram(const MatrixXd& x) const {
       stationary_values(r2, kb, nullptr);
       k.middleCols(j0, bs) = kb;
     }
+    poll.rethrow();
     return k;
   }
   const int n = static_cast<int>(x.rows());
   const MatrixXd xt = x.transpose();
   MatrixXd k(n, n);
   const bool par = static_cast<long>(n) * n / 2 > kParallelPairs;
+  ParallelPoll poll(monitor);
 #pragma omp parallel for schedule(dynamic, 16) if (par)
   for (int j = 0; j < n; ++j) {
+    if (poll.stop(j % 16 == 0 && main_thread())) continue;
     for (int i = j; i < n; ++i) {
       const double v = pair(xt.col(i).data(), xt.col(j).data(), nullptr);
       k(i, j) = v;
       k(j, i) = v;
     }
   }
+  poll.rethrow();
   if (type_ == KernelType::Mixed) k.diagonal().array() += nugget_;
   return k;
 }
@@ -300,12 +314,12 @@ MatrixXd Kernel::diag_gradient(const MatrixXd& x) const {
   return g;
 }
 
-VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
+VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w, Monitor& monitor) const {
   if (x.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
   const int n = static_cast<int>(x.rows()), p = n_par();
   if (w.rows() != n || w.cols() != n) throw std::invalid_argument("gradient: weight matrix has the wrong size");
   if (stationary()) {
-    return stationary_gradient(x, [&](int j0, int bs, MatrixXd& wb) {
+    return stationary_gradient(x, monitor, [&](int j0, int bs, MatrixXd& wb) {
       wb = w.block(j0, j0, n - j0, bs);
     });
   }
@@ -318,6 +332,7 @@ VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
   if (par) n_threads = omp_get_max_threads();
 #endif
   std::vector<std::vector<double>> partial(n_threads, std::vector<double>(p, 0.0));
+  ParallelPoll poll(monitor);
 #pragma omp parallel num_threads(n_threads) if (n_threads > 1)
   {
     int tid = 0;
@@ -328,6 +343,7 @@ VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
     std::vector<double> dk(p);
 #pragma omp for schedule(static, 8)
     for (int j = 0; j < n; ++j) {
+      if (poll.stop(tid == 0)) continue;
       // Diagonal pair counts once with weight 1/2, off-diagonal pairs twice.
       pair(xt.col(j).data(), xt.col(j).data(), dk.data());
       const double wjj = 0.5 * w(j, j);
@@ -340,6 +356,7 @@ VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
       }
     }
   }
+  poll.rethrow();
   VectorXd total = VectorXd::Zero(p);
   for (int t = 0; t < n_threads; ++t)
     for (int j = 0; j < p; ++j) total(j) += partial[t][j];
@@ -348,7 +365,7 @@ VectorXd Kernel::gradient(const MatrixXd& x, const MatrixXd& w) const {
 }
 
 template <class Fill>
-VectorXd Kernel::stationary_gradient(const MatrixXd& x, Fill fill) const {
+VectorXd Kernel::stationary_gradient(const MatrixXd& x, Monitor& monitor, Fill fill) const {
   // g = sum_{i>j} W_ij dK_ij + 1/2 sum_i W_ii dK_ii over column blocks J of
   // the lower triangle (rows j0..n-1). With B = W o w(r^2) and u = x / l:
   //   g_0 = sum W o K,  g_iso = sum B o r^2,
@@ -361,8 +378,10 @@ VectorXd Kernel::stationary_gradient(const MatrixXd& x, Fill fill) const {
   const int nb = (n + kBlock - 1) / kBlock;
   MatrixXd partial = MatrixXd::Zero(p, nb);
   const bool par = static_cast<long>(n) * n / 2 > kParallelPairs;
+  ParallelPoll poll(monitor);
 #pragma omp parallel for schedule(dynamic, 1) if (par)
   for (int b = 0; b < nb; ++b) {
+    if (poll.stop(main_thread())) continue;
     const int j0 = b * kBlock, bs = std::min(kBlock, n - j0), m = n - j0;
     const auto ui = u.middleRows(j0, m);
     const auto uj = u.middleRows(j0, bs);
@@ -396,19 +415,21 @@ VectorXd Kernel::stationary_gradient(const MatrixXd& x, Fill fill) const {
       g(1) = bw.cwiseProduct(r2).sum();
     }
   }
+  poll.rethrow();
   VectorXd total = VectorXd::Zero(p);
   for (int b = 0; b < nb; ++b) total += partial.col(b);
   return total;
 }
 
-VectorXd Kernel::gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& m_lower) const {
+VectorXd Kernel::gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& m_lower,
+                          Monitor& monitor) const {
   if (x.cols() != dim_) throw std::invalid_argument("kernel/data dimension mismatch");
   const int n = static_cast<int>(x.rows());
   if (a.size() != n || m_lower.rows() != n || m_lower.cols() != n) {
     throw std::invalid_argument("gradient: weight terms have the wrong size");
   }
   if (stationary()) {
-    return stationary_gradient(x, [&](int j0, int bs, MatrixXd& wb) {
+    return stationary_gradient(x, monitor, [&](int j0, int bs, MatrixXd& wb) {
       wb.noalias() = a.tail(n - j0) * a.segment(j0, bs).transpose();
       wb -= m_lower.block(j0, j0, n - j0, bs);
     });
@@ -417,7 +438,7 @@ VectorXd Kernel::gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& 
   w = m_lower.selfadjointView<Eigen::Lower>();
   w *= -1.0;
   w.noalias() += a * a.transpose();
-  return gradient(x, w);
+  return gradient(x, w, monitor);
 }
 
 }  // namespace noisylabels

@@ -15,11 +15,15 @@
 // The gradient contract: given a symmetric weight matrix W,
 // gradient() returns g_j = 1/2 sum_kl W_kl dK_kl/dtheta_j for every log
 // hyperparameter in one pass over the pairs, without forming dK/dtheta_j.
+// The O(n^2) passes (gram, gradient) poll `monitor` once per column block
+// (from the main thread when run by OpenMP threads).
 #pragma once
 
 #include <Eigen/Dense>
 #include <string>
 #include <vector>
+
+#include "common/monitor.h"
 
 namespace noisylabels {
 
@@ -44,7 +48,7 @@ class Kernel {
   void set_log_par(const VectorXd& p);
 
   // K(X, X) including the nugget of the mixed kernel; X is n x d.
-  MatrixXd gram(const MatrixXd& x) const;
+  MatrixXd gram(const MatrixXd& x, Monitor& monitor = null_monitor()) const;
   // K(X, Z) without nugget.
   MatrixXd cross(const MatrixXd& x, const MatrixXd& z) const;
   // k(x_i, x_i) for each row, including the nugget.
@@ -53,12 +57,13 @@ class Kernel {
   MatrixXd diag_gradient(const MatrixXd& x) const;
   // g_j = 1/2 sum_kl W_kl dK(X,X)_kl / dtheta_j; W symmetric n x n (stationary
   // kernels read only its lower triangle).
-  VectorXd gradient(const MatrixXd& x, const MatrixXd& w) const;
+  VectorXd gradient(const MatrixXd& x, const MatrixXd& w, Monitor& monitor = null_monitor()) const;
   // The same with W = a a' - M, M symmetric of which only the lower triangle
   // is read (e.g. straight from dpotri): the Gaussian-likelihood gradient
   // without forming W. Stationary kernels visit the lower triangle in column
   // blocks and never hold an n x n temporary.
-  VectorXd gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& m_lower) const;
+  VectorXd gradient(const MatrixXd& x, const VectorXd& a, const MatrixXd& m_lower,
+                    Monitor& monitor = null_monitor()) const;
   // k(a, b) for two points of dim() contiguous values, and, if dk is given,
   // its n_par() log-parameter derivatives; `same` marks a diagonal entry of a
   // Gram matrix (adds the mixed kernel's nugget). For the small conditioning
@@ -82,7 +87,7 @@ class Kernel {
   // Blocked gradient of a stationary kernel over the lower triangle; `fill`
   // writes W(j0:n, j0:j0+b) into its third argument.
   template <class Fill>
-  VectorXd stationary_gradient(const MatrixXd& x, Fill fill) const;
+  VectorXd stationary_gradient(const MatrixXd& x, Monitor& monitor, Fill fill) const;
   KernelType type_;
   int dim_;
   bool ard_;

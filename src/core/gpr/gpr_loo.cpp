@@ -233,6 +233,7 @@ void GprLoo::start(const VectorXd& noise_var0, const VectorXd& log_par0) {
 void GprLoo::run(int rounds, const VectorXd& lower, const VectorXd& upper, Monitor& monitor) {
   const bool any_free = (upper - lower).maxCoeff() > 0;
   const bool learn = opt_.learn_hyper && any_free;
+  const MonitorScope poll(*cov_, monitor);  // the factorizations poll it too
 
   for (int r = 0; r < rounds && outer_ < opt_.max_outer && !converged_; ++r) {
     monitor.check();
@@ -309,6 +310,7 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
     monitor.check();
     try {
       models[r] = std::make_unique<GprLoo>(x, y, kernel, options);
+      const MonitorScope poll(models[r]->covariance(), monitor);  // start() factors too
       models[r]->start(noise_var0.col(r), starts.row(r).transpose());
       // Screening rounds cap the theta step: they only have to rank the starts.
       if (screen > 0) models[r]->set_hyper_cap(options.screen_hyper_iter);
@@ -343,11 +345,13 @@ GprLooResult gpr_loo_fit(const MatrixXd& x, const VectorXd& y, const Kernel& ker
 }
 
 CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                               const VectorXd& noise_var, const GprLooOptions& options) {
+                               const VectorXd& noise_var, const GprLooOptions& options,
+                               Monitor& monitor) {
   const int n = static_cast<int>(y.size());
   // The chi-squared(1) median.
   constexpr double kMedianChi2 = 0.45493642311957283;
   GprLoo model(x, y, kernel, options);
+  const MonitorScope poll(model.covariance(), monitor);
   CleanLevel out;
   std::vector<double> ratio(n);
   VectorXd e, v;

@@ -159,6 +159,7 @@ struct CleanLevel {
   int evaluations = 0;
 };
 CleanLevel gpr_loo_clean_level(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
-                               const VectorXd& noise_var, const GprLooOptions& options);
+                               const VectorXd& noise_var, const GprLooOptions& options,
+                               Monitor& monitor = null_monitor());
 
 }  // namespace noisylabels

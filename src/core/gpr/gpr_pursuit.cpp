@@ -52,6 +52,7 @@ PursuitResult relevance_pursuit(const MatrixXd& x, const VectorXd& y, Kernel ker
   }
   kernel.set_log_par(log_par0);
   PursuitModel model(x, y, kernel, opt);
+  const MonitorScope poll(model.covariance(), monitor);  // the factorizations poll it too
   PursuitResult out;
   const double vmax = opt.convex ? opt.s_max : opt.rho_max;
 

@@ -153,6 +153,11 @@ class PursuitModel {
   const VectorXd& y() const { return y_; }
   const PursuitOptions& options() const { return opt_; }
 
+  // The operator in use (to lend it the fit's monitor, see MonitorScope).
+  CovarianceOperator& covariance() {
+    if (dense_) return *dense_;
+    return *vecchia_;
+  }
   // Vecchia backend in use (opt.neighbors non-empty)?
   bool vecchia() const { return vecchia_ != nullptr; }
   double max_jitter() const { return vecchia_ ? vecchia_->max_jitter() : 0.0; }

@@ -137,12 +137,12 @@ double PursuitModel::objective(const VectorXd& z, const std::vector<int>& suppor
   const double nll = gaussian_nll(chol_, resid_, alpha);
   if (grad != nullptr) {
     // W = alpha alpha' - K^{-1};  dNLL/dK = -W / 2 (elementwise, symmetric).
-    MatrixXd w = chol_.inverse();
+    MatrixXd w = chol_.inverse(dense_->monitor());
     const VectorXd pdiag = w.diagonal();
     w = alpha * alpha.transpose() - w;
     // g_rho_i = dNLL/drho_i = (P_ii - alpha_i^2) / 2
     const VectorXd g_rho = 0.5 * (pdiag.array() - alpha.array().square()).matrix();
-    chain_rule(z, support, c, d, g_rho, -kernel_.gradient(x_, w), alpha.sum(), *grad);
+    chain_rule(z, support, c, d, g_rho, -kernel_.gradient(x_, w, dense_->monitor()), alpha.sum(), *grad);
     // Kept for coordinate_sweeps() at this point (saves it an inverse).
     last_w_ = std::move(w);
     last_w_valid_ = true;
@@ -179,7 +179,7 @@ double PursuitModel::coordinate_sweeps(VectorXd& z, const std::vector<int>& supp
       for (int a = b; a < m; ++a) pss(a, b) = alpha_full(support[a]) * ab - last_w_(support[a], jb);
     }
   } else {
-    const MatrixXd pinv = chol_.inverse();
+    const MatrixXd pinv = chol_.inverse(dense_->monitor());
     for (int b = 0; b < m; ++b)
       for (int a = b; a < m; ++a) pss(a, b) = pinv(support[a], support[b]);
   }
@@ -277,7 +277,7 @@ VectorXd PursuitModel::lemma1(const VectorXd& z, const std::vector<int>& support
     return lemma1_values(loo_quantities(last_eval_), rho, gain, std::exp(z(n_kernel() + 1)));
   }
   const VectorXd r = y_.array() - z(n_kernel());
-  return lemma1_values(loo_quantities(chol_, r), rho, gain,
+  return lemma1_values(loo_quantities(chol_, r, dense_->monitor()), rho, gain,
                        -std::numeric_limits<double>::infinity());
 }
 

@@ -138,7 +138,8 @@ double ld_w_objective(const LdProblem& prob, const MatrixXd& zeta, double alpha_
 // Deconvolution estimate of each instance's expected noisy label (ridge
 // least squares of the group distributions on the membership averages),
 // clipped at 0.01 and renormalised (U x M).
-MatrixXd ld_deconvolve(const LdProblem& prob, double lambda);
+// Polls `monitor` every conjugate-gradient iteration.
+MatrixXd ld_deconvolve(const LdProblem& prob, double lambda, Monitor& monitor = null_monitor());
 
 LdState ld_initial_state(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt,
                          const MatrixXd& p_hat, int restart, std::uint64_t seed);

@@ -10,7 +10,7 @@
 
 namespace noisylabels {
 
-MatrixXd ld_deconvolve(const LdProblem& prob, double lambda) {
+MatrixXd ld_deconvolve(const LdProblem& prob, double lambda, Monitor& monitor) {
   const int U = prob.U, N = prob.N, M = prob.M;
   // Operator v -> (A'A + lambda I) v with A_iu = 1[u in G_i] / n_i, never formed.
   auto apply = [&](const VectorXd& v) {
@@ -36,6 +36,7 @@ MatrixXd ld_deconvolve(const LdProblem& prob, double lambda) {
     double rr = res.squaredNorm();
     const double stop = 1e-20 * std::max(rr, 1e-300);
     for (int it = 0; it < 5 * U + 100 && rr > stop; ++it) {
+      monitor.check();
       const VectorXd q = apply(dir);
       const double step = rr / dir.dot(q);
       sol += step * dir;
@@ -96,7 +97,10 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
   const bool sm = opt.structured, vb = opt.vb_c;
   double current = ld_elbo(prob, hy, st, sm, vb, opt.exact).total();
   fit.elbo_trace.push_back(current);
+  // Called after every block update: at U = 2,000 and 1.2 million pairs a
+  // block is ~0.1-0.3 s, an iteration ~1 s, so the monitor is polled here too.
   auto block = [&](const char* name) {
+    monitor.check();
     if (!opt.debug) return;
     const double now = ld_elbo(prob, hy, st, sm, vb, opt.exact).total();
     fit.block_deltas.push_back(now - current);
@@ -156,7 +160,7 @@ LdFit ld_run(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, LdS
 }
 
 LdFit ld_fit(const LdProblem& prob, const LdHyper& hy, const LdOptions& opt, Monitor& monitor) {
-  const MatrixXd p_hat = ld_deconvolve(prob, opt.init_lambda);
+  const MatrixXd p_hat = ld_deconvolve(prob, opt.init_lambda, monitor);
   LdFit best;
   std::vector<double> finals;
   for (int r = 0; r < std::max(1, opt.restarts); ++r) {

@@ -24,6 +24,8 @@ void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* inf
              std::size_t uplo_len);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info,
              std::size_t uplo_len);
+void dlauum_(const char* uplo, const int* n, double* a, const int* lda, int* info,
+             std::size_t uplo_len);
 void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
             const int* n, const double* alpha, const double* a, const int* lda, double* b,
             const int* ldb, std::size_t side_len, std::size_t uplo_len, std::size_t transa_len,

@@ -4,19 +4,15 @@
 #include <cstddef>
 
 #include "common/constants.h"
-#include "linalg/blas.h"
+#include "linalg/blocked.h"
 
 
 namespace noisylabels {
 
-bool Cholesky::try_factor(MatrixXd& work) {
+bool Cholesky::try_factor(MatrixXd& work, Monitor& monitor) {
   const int n = static_cast<int>(work.rows());
   if (n == 0) return true;
-  if (backend_ == CholBackend::Lapack) {
-    int info = 0;
-    dpotrf_("L", &n, work.data(), &n, &info, 1);
-    return info == 0;
-  }
+  if (backend_ == CholBackend::Lapack) return blocked_potrf(work, monitor) == 0;
   Eigen::LLT<Eigen::Ref<MatrixXd>, Eigen::Lower> llt(work);
   return llt.info() == Eigen::Success;
 }
@@ -33,14 +29,15 @@ void check_diagonal(const MatrixXd& a) {
 }  // namespace
 
 template <class Restore>
-void Cholesky::jitter_loop(const JitterPolicy& policy, double mean_diag, Restore restore) {
+void Cholesky::jitter_loop(const JitterPolicy& policy, double mean_diag, Monitor& monitor,
+                           Restore restore) {
   double jitter = policy.base;
   attempts_ = 0;
   for (int attempt = 0; attempt <= policy.max_tries; ++attempt) {
     ++attempts_;
     if (attempt > 0) restore();
     if (jitter > 0) factor_.diagonal().array() += jitter;
-    if (try_factor(factor_)) {
+    if (try_factor(factor_, monitor)) {
       jitter_ = jitter;
       return;
     }
@@ -53,31 +50,32 @@ void Cholesky::jitter_loop(const JitterPolicy& policy, double mean_diag, Restore
                        " added to its diagonal (check the inputs and hyperparameters)");
 }
 
-void Cholesky::factor_with_policy(MatrixXd& original, const JitterPolicy& policy) {
+void Cholesky::factor_with_policy(MatrixXd& original, const JitterPolicy& policy,
+                                  Monitor& monitor) {
   backend_ = policy.backend;
   check_diagonal(original);
   const double mean_diag = original.rows() > 0 ? original.diagonal().mean() : 0.0;
   factor_ = original;
-  jitter_loop(policy, mean_diag, [&]() { factor_ = original; });
+  jitter_loop(policy, mean_diag, monitor, [&]() { factor_ = original; });
 }
 
-void Cholesky::compute(const MatrixXd& a, const JitterPolicy& policy) {
+void Cholesky::compute(const MatrixXd& a, const JitterPolicy& policy, Monitor& monitor) {
   backend_ = policy.backend;
   check_diagonal(a);
   const double mean_diag = a.rows() > 0 ? a.diagonal().mean() : 0.0;
   factor_ = a;
-  jitter_loop(policy, mean_diag, [&]() { factor_ = a; });
+  jitter_loop(policy, mean_diag, monitor, [&]() { factor_ = a; });
 }
 
-void Cholesky::compute(MatrixXd&& a, const JitterPolicy& policy) {
+void Cholesky::compute(MatrixXd&& a, const JitterPolicy& policy, Monitor& monitor) {
   MatrixXd original = std::move(a);
-  factor_with_policy(original, policy);
+  factor_with_policy(original, policy, monitor);
 }
 
-void Cholesky::compute_symmetric(MatrixXd&& a, const JitterPolicy& policy) {
+void Cholesky::compute_symmetric(MatrixXd&& a, const JitterPolicy& policy, Monitor& monitor) {
   if (policy.backend != CholBackend::Lapack) {
     // Eigen's in-place LLT is not documented to leave the upper triangle alone.
-    compute(std::move(a), policy);
+    compute(std::move(a), policy, monitor);
     return;
   }
   backend_ = policy.backend;
@@ -85,7 +83,7 @@ void Cholesky::compute_symmetric(MatrixXd&& a, const JitterPolicy& policy) {
   const VectorXd diagonal = a.diagonal();
   const double mean_diag = a.rows() > 0 ? diagonal.mean() : 0.0;
   factor_ = std::move(a);
-  jitter_loop(policy, mean_diag, [&]() {
+  jitter_loop(policy, mean_diag, monitor, [&]() {
     factor_.triangularView<Eigen::StrictlyLower>() = factor_.transpose();
     factor_.diagonal() = diagonal;
   });
@@ -111,14 +109,12 @@ MatrixXd Cholesky::solve(const MatrixXd& b) const {
   return x;
 }
 
-VectorXd Cholesky::inverse_diagonal() const {
+VectorXd Cholesky::inverse_diagonal(Monitor& monitor) const {
   const int n = this->n();
   MatrixXd linv;
   if (backend_ == CholBackend::Lapack) {
     linv = factor_;
-    int info = 0;
-    dtrtri_("L", "N", &n, linv.data(), &n, &info, 1, 1);
-    if (info != 0) throw NumericalError("dtrtri failed: singular Cholesky factor");
+    if (blocked_trtri(linv, monitor) != 0) throw NumericalError("dtrtri failed: singular Cholesky factor");
   } else {
     linv = factor_.triangularView<Eigen::Lower>().solve(MatrixXd::Identity(n, n));
   }
@@ -128,14 +124,12 @@ VectorXd Cholesky::inverse_diagonal() const {
   return d;
 }
 
-MatrixXd Cholesky::inverse() const {
+MatrixXd Cholesky::inverse(Monitor& monitor) const {
   const int n = this->n();
   MatrixXd inv;
   if (backend_ == CholBackend::Lapack) {
     inv = factor_;
-    int info = 0;
-    dpotri_("L", &n, inv.data(), &n, &info, 1);
-    if (info != 0) throw NumericalError("dpotri failed: singular Cholesky factor");
+    if (blocked_potri(inv, monitor) != 0) throw NumericalError("dpotri failed: singular Cholesky factor");
     inv.triangularView<Eigen::StrictlyUpper>() = inv.adjoint();
   } else {
     MatrixXd linv = factor_.triangularView<Eigen::Lower>().solve(MatrixXd::Identity(n, n));
@@ -144,14 +138,12 @@ MatrixXd Cholesky::inverse() const {
   return inv;
 }
 
-MatrixXd Cholesky::release_inverse_lower() {
+MatrixXd Cholesky::release_inverse_lower(Monitor& monitor) {
   const int n = this->n();
   MatrixXd inv = std::move(factor_);
   factor_.resize(0, 0);
   if (backend_ == CholBackend::Lapack) {
-    int info = 0;
-    dpotri_("L", &n, inv.data(), &n, &info, 1);
-    if (info != 0) throw NumericalError("dpotri failed: singular Cholesky factor");
+    if (blocked_potri(inv, monitor) != 0) throw NumericalError("dpotri failed: singular Cholesky factor");
   } else {
     MatrixXd linv = inv.triangularView<Eigen::Lower>().solve(MatrixXd::Identity(n, n));
     inv.noalias() = linv.adjoint() * linv.triangularView<Eigen::Lower>();
@@ -191,8 +183,8 @@ void Cholesky::diagonal_update(int i, double delta) {
   rank_one_update(e, delta);
 }
 
-LooQuantities loo_quantities(const Cholesky& chol, const VectorXd& r) {
-  return loo_from_precision(chol.solve(r), chol.inverse_diagonal());
+LooQuantities loo_quantities(const Cholesky& chol, const VectorXd& r, Monitor& monitor) {
+  return loo_from_precision(chol.solve(r), chol.inverse_diagonal(monitor));
 }
 
 LooQuantities loo_from_precision(VectorXd alpha, VectorXd inverse_diagonal) {

@@ -2,11 +2,16 @@
 // One module owns factorizations, jitter and failure reporting.
 // Backends: LAPACK (dpotrf/dtrtri/dpotri through the BLAS R links to) or
 // Eigen's LLT; LAPACK is the default (inst/bench/linalg.R measures both).
+// The LAPACK backend runs the blocked forms of linalg/blocked.h, which poll
+// the Monitor given to compute() and the inverses between blocks; the Eigen
+// backend does not poll.
 #pragma once
 
 #include <Eigen/Dense>
 #include <stdexcept>
 #include <string>
+
+#include "common/monitor.h"
 
 namespace noisylabels {
 
@@ -34,17 +39,21 @@ struct JitterPolicy {
 class Cholesky {
  public:
   Cholesky() = default;
-  explicit Cholesky(const MatrixXd& a, const JitterPolicy& policy = JitterPolicy()) {
-    compute(a, policy);
+  explicit Cholesky(const MatrixXd& a, const JitterPolicy& policy = JitterPolicy(),
+                    Monitor& monitor = null_monitor()) {
+    compute(a, policy, monitor);
   }
   // Factor a copy of `a` (only its lower triangle is read).
-  void compute(const MatrixXd& a, const JitterPolicy& policy = JitterPolicy());
+  void compute(const MatrixXd& a, const JitterPolicy& policy = JitterPolicy(),
+               Monitor& monitor = null_monitor());
   // Factor `a` in place (moved in; only its lower triangle is read).
-  void compute(MatrixXd&& a, const JitterPolicy& policy = JitterPolicy());
+  void compute(MatrixXd&& a, const JitterPolicy& policy = JitterPolicy(),
+               Monitor& monitor = null_monitor());
   // Factor a full symmetric `a` in place without keeping a copy: a failed
   // attempt is undone from the strictly upper triangle, which the
   // factorization never touches (LAPACK backend; Eigen falls back to a copy).
-  void compute_symmetric(MatrixXd&& a, const JitterPolicy& policy = JitterPolicy());
+  void compute_symmetric(MatrixXd&& a, const JitterPolicy& policy = JitterPolicy(),
+                         Monitor& monitor = null_monitor());
 
   int n() const { return static_cast<int>(factor_.rows()); }
   // Lower-triangular factor; entries above the diagonal are unspecified.
@@ -61,13 +70,13 @@ class Cholesky {
   // L^{-1} b (forward substitution only).
   VectorXd solve_lower(const VectorXd& b) const;
   // diag(A^{-1}) as squared column norms of L^{-1}: (2/3) n^3 flops in total.
-  VectorXd inverse_diagonal() const;
+  VectorXd inverse_diagonal(Monitor& monitor = null_monitor()) const;
   // Full symmetric A^{-1} (dpotri); only when a gradient needs every entry.
-  MatrixXd inverse() const;
+  MatrixXd inverse(Monitor& monitor = null_monitor()) const;
   // A^{-1} in place of the factor, lower triangle only (the rest is
   // unspecified); the Cholesky object is left empty. Saves the n x n copy and
   // the symmetrisation of inverse() when the caller reads one triangle.
-  MatrixXd release_inverse_lower();
+  MatrixXd release_inverse_lower(Monitor& monitor = null_monitor());
   // A + sigma * v v^T in O(n^2); sigma < 0 is a downdate and throws
   // NumericalError if the result is not positive definite.
   void rank_one_update(const VectorXd& v, double sigma);
@@ -75,11 +84,11 @@ class Cholesky {
   void diagonal_update(int i, double delta);
 
  private:
-  bool try_factor(MatrixXd& work);
-  void factor_with_policy(MatrixXd& original, const JitterPolicy& policy);
+  bool try_factor(MatrixXd& work, Monitor& monitor);
+  void factor_with_policy(MatrixXd& original, const JitterPolicy& policy, Monitor& monitor);
   // The jitter loop; `restore` puts the original matrix back into factor_.
   template <class Restore>
-  void jitter_loop(const JitterPolicy& policy, double mean_diag, Restore restore);
+  void jitter_loop(const JitterPolicy& policy, double mean_diag, Monitor& monitor, Restore restore);
   MatrixXd factor_;
   double jitter_ = 0.0;
   int attempts_ = 0;
@@ -96,7 +105,8 @@ struct LooQuantities {
   VectorXd residual;
   VectorXd variance;
 };
-LooQuantities loo_quantities(const Cholesky& chol, const VectorXd& r);
+LooQuantities loo_quantities(const Cholesky& chol, const VectorXd& r,
+                             Monitor& monitor = null_monitor());
 // The same formula from alpha = P r and diag(P) of any precision P (the one
 // place it is written; the Vecchia backend's P is its approximate precision).
 LooQuantities loo_from_precision(VectorXd alpha, VectorXd inverse_diagonal);
