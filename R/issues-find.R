@@ -140,7 +140,12 @@
 #' approximate model; 50,000 rows in about 4 minutes and 0.4 GB);
 #' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns and
 #' its leave-one-out predictions fit better than the forest's (smaller median
-#' absolute residual), and the forest otherwise. Why the dimension rule: on
+#' absolute residual), and the forest otherwise. Above
+#' `getOption("noisylabels.choice_rows", 5000)` rows both models are measured
+#' on a random subsample of that many rows and only the chosen one runs on
+#' all rows (the GP with the hyperparameters fitted for the choice);
+#' `model_choice` has the criterion and the rows it was measured on, and
+#' `method` says which model was chosen and why. Why the dimension rule: on
 #' the air-quality table (16 input columns, errors clustered in feature space)
 #' the GP predicts better but absorbs the clustered errors and detects them
 #' worse than the forest (AUROC 0.53 against 0.59), so a fit criterion alone
