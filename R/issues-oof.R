@@ -116,11 +116,22 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
 # air-quality table (n = 7,344, errors clustered) min.node.size 5 / 20 / 50 /
 # 100 gave AUROC 0.587 / 0.592 / 0.604 / 0.618 and AUPRC 0.088 / 0.096 /
 # 0.107 / 0.120 (one seed; inst/experiments/find_label_issues/README.md).
-forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_trees = 500L,
+# Trees: 500, and 100 above forest_many_rows rows, where time grows as
+# n log n per tree and the leaves (>= sqrt(n) labels) are averages already:
+# on a 10-input tabular case at 10^5 rows (inst/bench/find_label_issues/
+# forest.R) 100 bootstrap trees gave AUROC 0.965; subsamples of 20% per
+# tree were 2.5x faster but lost 0.033 AUROC, so trees stay on bootstrap
+# samples of all training rows. The engine prints nothing (verbose = FALSE);
+# progress is one step per fold.
+forest_many_rows <- 50000L
+
+forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_trees = NULL,
                        sample_fraction = 1) {
   require_ranger()
   n <- nrow(x)
   min_node_size <- min_node_size %||% max(5L, as.integer(ceiling(sqrt(n))))
+  num_trees <- num_trees %||%
+    if (n > getOption("noisylabels.forest_many_rows", forest_many_rows)) 100L else 500L
   fold_id <- make_folds(NULL, folds, n)
   df <- as.data.frame(x)
   one <- function(f) {
@@ -135,8 +146,8 @@ forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_
   mean <- numeric(n)
   for (pt in parts) mean[pt$rows] <- pt$mean
   list(mean = mean, sd = NULL,
-       method = sprintf("ranger forest (min.node.size %d), %d-fold out-of-fold predictions",
-                        min_node_size, folds))
+       method = sprintf("ranger forest (%d trees, min.node.size %d), %d-fold out-of-fold predictions",
+                        num_trees, min_node_size, folds))
 }
 
 # Largest n at which find_label_issues' GP leave-one-out is dense (exact;

@@ -1,6 +1,6 @@
 # Out-of-fold models of find_label_issues() (R/issues-oof.R): the engine's
-# own output stays hidden, and "auto" measures its choice on a subsample at
-# larger n.
+# own output stays hidden, fewer trees at many rows, and "auto" measures its
+# choice on a subsample at larger n.
 
 test_that("ranger is always called with verbose = FALSE and nothing leaks with verbose = FALSE", {
   skip_if_not_installed("ranger")
@@ -16,10 +16,14 @@ test_that("ranger is always called with verbose = FALSE and nothing leaks with v
   x <- matrix(stats::runif(2 * n), n)
   y <- x[, 1] + stats::rnorm(n, sd = 0.1)
   cls <- factor(x[, 1] + x[, 2] > 1)
-  expect_silent(find_label_issues(x, y, method = "forest", folds = 3, verbose = FALSE))
+  expect_silent(r <- find_label_issues(x, y, method = "forest", folds = 3, verbose = FALSE))
   expect_silent(find_label_issues(x, cls, method = "forest", folds = 3, verbose = FALSE))
   expect_length(seen$verbose, 6L)
   expect_false(any(seen$verbose))
+  # 500 trees, and 100 above forest_many_rows rows.
+  expect_match(r$method, "500 trees, min.node.size 11")
+  withr::local_options(noisylabels.forest_many_rows = 100)
+  expect_match(find_label_issues(x, y, method = "forest", folds = 3, verbose = FALSE)$method, "100 trees")
 })
 
 test_that("regression 'auto' above choice_rows measures both models on a subsample and reports it", {
