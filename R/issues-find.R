@@ -131,7 +131,7 @@
 #'
 #' The out-of-fold model (`method`): `"forest"` is a random forest (package
 #' ranger, `min.node.size = ceiling(sqrt(n))`, `num.trees = 500`, 100 above
-#' 50,000 rows, where they detect as well at a fifth of the time; ranger's
+#' 50,000 rows, where they detect as well with a fifth of the trees; ranger's
 #' own output is off, progress is one step per fold) in `folds`-fold
 #' cross-validation; `"gp"` is a Gaussian process whose hyperparameters are
 #' fitted on a subsample of at most `gp_subsample` rows ([gpr_baseline()],
