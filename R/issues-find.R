@@ -138,7 +138,7 @@
 #' ARD RBF kernel) and whose leave-one-out means and sds at full `n` come
 #' from the covariance operator: exact (one dense factorisation) up to
 #' `getOption("noisylabels.gp_loo_dense_max", 5000)` rows, and a Vecchia
-#' approximation with 20 neighbours above (exact leave-one-out for the
+#' approximation with 40 neighbours above (exact leave-one-out for the
 #' approximate model; 50,000 rows in about 4 minutes and 0.4 GB);
 #' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns and
 #' its leave-one-out predictions fit better than the forest's (smaller median
