@@ -89,6 +89,34 @@
     .Call(`_noisylabels_gp_forward_search_cpp`, x, spec, noise, r)
 }
 
+.cl_pass_sums <- function(chunk, rows, k, labels, offset, sums, tol) {
+    .Call(`_noisylabels_cl_pass_sums_cpp`, chunk, rows, k, labels, offset, sums, tol)
+}
+
+.cl_pass_joint <- function(chunk, rows, k, labels, offset, thresholds, joint, confident, tol) {
+    .Call(`_noisylabels_cl_pass_joint_cpp`, chunk, rows, k, labels, offset, thresholds, joint, confident, tol)
+}
+
+.cl_pass_scores <- function(chunk, rows, k, labels, offset, model, out, tol) {
+    .Call(`_noisylabels_cl_pass_scores_cpp`, chunk, rows, k, labels, offset, model, out, tol)
+}
+
+.cl_read_rows <- function(path, first_row, rows, k, buffer) {
+    invisible(.Call(`_noisylabels_cl_read_rows_cpp`, path, first_row, rows, k, buffer))
+}
+
+.cl_suggest <- function(flagged, suggested, other, prob, prob_other) {
+    invisible(.Call(`_noisylabels_cl_suggest_cpp`, flagged, suggested, other, prob, prob_other))
+}
+
+.cl_qvalues <- function(p_wrong) {
+    .Call(`_noisylabels_cl_qvalues_cpp`, p_wrong)
+}
+
+.cl_sort_columns <- function(score, columns) {
+    .Call(`_noisylabels_cl_sort_columns_cpp`, score, columns)
+}
+
 .kernel_gram <- function(x, spec) {
     .Call(`_noisylabels_kernel_gram_cpp`, x, spec)
 }

@@ -145,17 +145,24 @@
 #' and precision the two-group model cannot (see the calibration README).
 #'
 #' The out-of-fold model (`method`): `"forest"` is a random forest (package
-#' ranger, `min.node.size = ceiling(sqrt(n))`, `num.trees = 500`) in `folds`-fold
+#' ranger, `min.node.size = ceiling(sqrt(n))`, `num.trees = 500`, 100 above
+#' 50,000 rows, where they detect as well with a fifth of the trees; ranger's
+#' own output is off, progress is one step per fold) in `folds`-fold
 #' cross-validation; `"gp"` is a Gaussian process whose hyperparameters are
 #' fitted on a subsample of at most `gp_subsample` rows ([gpr_baseline()],
 #' ARD RBF kernel) and whose leave-one-out means and sds at full `n` come
 #' from the covariance operator: exact (one dense factorisation) up to
 #' `getOption("noisylabels.gp_loo_dense_max", 5000)` rows, and a Vecchia
-#' approximation with 20 neighbours above (exact leave-one-out for the
+#' approximation with 40 neighbours above (exact leave-one-out for the
 #' approximate model; 50,000 rows in about 4 minutes and 0.4 GB);
 #' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns and
 #' its leave-one-out predictions fit better than the forest's (smaller median
-#' absolute residual), and the forest otherwise. Why the dimension rule: on
+#' absolute residual), and the forest otherwise. Above
+#' `getOption("noisylabels.choice_rows", 5000)` rows both models are measured
+#' on a random subsample of that many rows and only the chosen one runs on
+#' all rows (the GP with the hyperparameters fitted for the choice);
+#' `model_choice` has the criterion and the rows it was measured on, and
+#' `method` says which model was chosen and why. Why the dimension rule: on
 #' the air-quality table (16 input columns, errors clustered in feature space)
 #' the GP predicts better but absorbs the clustered errors and detects them
 #' worse than the forest (AUROC 0.53 against 0.59), so a fit criterion alone

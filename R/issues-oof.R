@@ -18,7 +18,7 @@ classification_oof <- function(x, y, method, folds, threads, verbose) {
     te <- which(!tr)
     if (method == "forest") {
       fit <- ranger::ranger(x = as.data.frame(x[tr, , drop = FALSE]), y = y[tr], probability = TRUE,
-                            num.threads = threads, seed = draw_seed())
+                            num.threads = threads, seed = draw_seed(), verbose = FALSE)
       pr <- predict(fit, as.data.frame(x[te, , drop = FALSE]), num.threads = threads)$predictions
     } else if (method == "sgd_robust") {
       # A linear classifier with a bounded robust loss gives margins, not
@@ -56,31 +56,56 @@ classification_oof <- function(x, y, method, folds, threads, verbose) {
                         folds))
 }
 
+# Regression: the forest, the GP, or (method = "auto") the one whose
+# out-of-fold predictions fit better (smaller median absolute residual) among
+# those the dimension and memory rules allow. Up to choice_rows rows both
+# models run on all rows; above, both run on a random subsample of
+# choice_rows rows and only the chosen one then runs on all rows (the GP
+# with the hyperparameters fitted for the choice), so the choice costs a
+# 5,000-row fit of each instead of a full-size forest. `choice` (the
+# result's model_choice) records the criterion, the rows it was measured on
+# and the rules.
 regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, threads, verbose) {
   has_ranger <- requireNamespace("ranger", quietly = TRUE)
   if (method == "forest") require_ranger()
   if (method == "auto" && !has_ranger) method <- "gp"
-  forest <- gp <- NULL
-  if (method %in% c("auto", "forest")) forest <- forest_oof(x, y, folds, threads, verbose)
+  n <- nrow(x)
   # The dense operator holds three n x n matrices; above gp_loo_dense_max
   # rows the Vecchia operator (O(n m) memory) is used instead.
-  dense <- nrow(x) <= getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)
-  memory_ok <- !dense || 3 * 8 * as.double(nrow(x))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
-  if (method == "gp" || (method == "auto" && ncol(x) <= gp_max_dim && memory_ok)) {
-    gp <- gp_loo_oof(x, y, subsample = gp_subsample, threads = threads)
+  dense <- n <= getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)
+  memory_ok <- !dense || 3 * 8 * as.double(n)^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
+  dimension_ok <- ncol(x) <= gp_max_dim
+  if (method != "auto") {
+    if (method == "forest") return(forest_oof(x, y, folds, threads, verbose))
+    return(gp_loo_oof(x, y, subsample = gp_subsample, threads = threads))
   }
-  choice <- NULL
-  if (method == "auto") {
-    mad_forest <- stats::median(abs(y - forest$mean))
-    mad_gp <- if (is.null(gp)) NA_real_ else stats::median(abs(y - gp$mean))
-    use_gp <- !is.null(gp) && mad_gp < mad_forest
-    choice <- data.frame(model = c("forest", "gp"), median_abs_residual = c(mad_forest, mad_gp),
-                         dimension_ok = c(TRUE, ncol(x) <= gp_max_dim),
-                         memory_ok = c(TRUE, memory_ok),
-                         chosen = c(!use_gp, use_gp))
-    method <- if (use_gp) "gp" else "forest"
+  choice_rows <- getOption("noisylabels.choice_rows", 5000L)
+  sub <- if (n > choice_rows) sort(sample.int(n, choice_rows)) else seq_len(n)
+  xs <- x[sub, , drop = FALSE]
+  ys <- y[sub]
+  forest <- forest_oof(xs, ys, folds, threads, verbose)
+  gp <- if (dimension_ok && memory_ok) gp_loo_oof(xs, ys, subsample = gp_subsample, threads = threads)
+  mad_forest <- stats::median(abs(ys - forest$mean))
+  mad_gp <- if (is.null(gp)) NA_real_ else stats::median(abs(ys - gp$mean))
+  use_gp <- !is.null(gp) && mad_gp < mad_forest
+  choice <- data.frame(model = c("forest", "gp"), median_abs_residual = c(mad_forest, mad_gp),
+                       rows = length(sub), dimension_ok = c(TRUE, dimension_ok),
+                       memory_ok = c(TRUE, memory_ok), chosen = c(!use_gp, use_gp))
+  out <- if (length(sub) == n) {
+    if (use_gp) gp else forest
+  } else if (use_gp) {
+    gp_loo_oof(x, y, subsample = gp_subsample, threads = threads, hyper = gp$hyper)
+  } else {
+    forest_oof(x, y, folds, threads, verbose)
   }
-  out <- if (method == "gp") gp else forest
+  why <- if (is.null(gp)) {
+    sprintf("the GP is ruled out (%s)", if (!dimension_ok) sprintf("%d inputs > gp_max_dim = %d", ncol(x), gp_max_dim)
+                                        else "the dense GP would not fit in memory")
+  } else {
+    sprintf("median |out-of-fold residual| %.3g (GP) against %.3g (forest) on %s rows",
+            mad_gp, mad_forest, if (length(sub) == n) sprintf("all %d", n) else sprintf("%d of %d", length(sub), n))
+  }
+  out$method <- sprintf("%s; chosen by method = \"auto\": %s", out$method, why)
   out$choice <- choice
   out
 }
@@ -91,47 +116,69 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
 # air-quality table (n = 7,344, errors clustered) min.node.size 5 / 20 / 50 /
 # 100 gave AUROC 0.587 / 0.592 / 0.604 / 0.618 and AUPRC 0.088 / 0.096 /
 # 0.107 / 0.120 (one seed; inst/experiments/find_label_issues/README.md).
-forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_trees = 500L) {
+# Trees: 500, and 100 above forest_many_rows rows, where time grows as
+# n log n per tree and the leaves (>= sqrt(n) labels) are averages already:
+# on a 10-input tabular case at 10^5 rows (inst/bench/find_label_issues/
+# forest.R) 100 bootstrap trees gave AUROC 0.9652 against 0.9658 with 500;
+# subsamples of 20% per tree were 2.5x faster but lost 0.033 AUROC, so trees
+# stay on bootstrap samples of all training rows. The engine prints nothing (verbose = FALSE);
+# progress is one step per fold.
+forest_many_rows <- 50000L
+
+forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_trees = NULL,
+                       sample_fraction = 1) {
   require_ranger()
   n <- nrow(x)
   min_node_size <- min_node_size %||% max(5L, as.integer(ceiling(sqrt(n))))
+  num_trees <- num_trees %||%
+    if (n > getOption("noisylabels.forest_many_rows", forest_many_rows)) 100L else 500L
   fold_id <- make_folds(NULL, folds, n)
   df <- as.data.frame(x)
   one <- function(f) {
     tr <- fold_id != f
     fit <- ranger::ranger(x = df[tr, , drop = FALSE], y = y[tr], num.trees = num_trees,
-                          min.node.size = min_node_size, num.threads = threads, seed = draw_seed())
+                          min.node.size = min_node_size, sample.fraction = sample_fraction,
+                          replace = sample_fraction >= 1, num.threads = threads,
+                          seed = draw_seed(), verbose = FALSE)
     list(rows = which(!tr), mean = predict(fit, df[!tr, , drop = FALSE], num.threads = threads)$predictions)
   }
   parts <- run_folds(folds, one, verbose, "Out-of-fold forest predictions")
   mean <- numeric(n)
   for (pt in parts) mean[pt$rows] <- pt$mean
   list(mean = mean, sd = NULL,
-       method = sprintf("ranger forest (min.node.size %d), %d-fold out-of-fold predictions",
-                        min_node_size, folds))
+       method = sprintf("ranger forest (%d trees, min.node.size %d), %d-fold out-of-fold predictions",
+                        num_trees, min_node_size, folds))
 }
 
 # Largest n at which find_label_issues' GP leave-one-out is dense (exact;
 # option noisylabels.gp_loo_dense_max overrides it, for experiments);
-# above it the Vecchia operator with gp_loo_neighbors neighbours.
+# above it the Vecchia operator with gp_loo_neighbors neighbours. 40, not
+# 20: on a smooth 5-input case at 10^4 rows (inst/bench/find_label_issues/
+# gp_path.R) the AUROC was 0.9235 / 0.9267 with 20 / 40 neighbours against
+# 0.9301 dense, for the same CPU time (the hyperparameter fit dominates).
 gp_loo_dense_max <- 5000L
-gp_loo_neighbors <- 20L
+gp_loo_neighbors <- 40L
 
-# Leave-one-out means and sds of a GP at full n. Hyperparameters come from a
+# Leave-one-out means and sds of a GP at full n. Hyperparameters come from
+# `hyper` (list(fit, rows): a gpr_baseline() fit and its number of rows) or a
 # standard GP fitted to a random subsample of at most `subsample` rows
 # ([gpr_baseline()]: ARD RBF kernel, constant mean, homoscedastic noise);
 # the LOO quantities at full n come from the covariance operator in C++
 # (gp_loo()): dense up to gp_loo_dense_max rows, Vecchia above (conditioning
 # sets chosen in the metric of the fitted length-scales).
 gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecchia"),
-                       threads = 1L) {
+                       threads = 1L, hyper = NULL) {
   approx <- match_arg(approx)
   n <- nrow(x)
   dense_max <- getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)
   if (approx == "auto") approx <- if (n <= dense_max) "dense" else "vecchia"
   if (approx == "dense") check_dense_memory(n, copies = 3)
-  sub <- if (n > subsample) sort(sample.int(n, subsample)) else seq_len(n)
-  base <- gpr_baseline(x[sub, , drop = FALSE], y[sub], "standard")$fit
+  if (is.null(hyper)) {
+    sub <- if (n > subsample) sort(sample.int(n, subsample)) else seq_len(n)
+    hyper <- list(fit = gpr_baseline(x[sub, , drop = FALSE], y[sub], "standard")$fit,
+                  rows = length(sub))
+  }
+  base <- hyper$fit
   xs <- scale_inputs(x, base$x_center, base$x_scale)
   ys <- (y - base$mean) / base$y_scale
   kernel <- kernel_resolve(base$kernel, xs)
@@ -141,8 +188,8 @@ gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecc
           else sprintf("Vecchia leave-one-out (%d neighbours)", gp_loo_neighbors)
   list(mean = y - loo$residual * base$y_scale, sd = loo$sd * base$y_scale,
        method = sprintf("GP (ARD RBF, hyperparameters from %d rows), %s at n = %d",
-                        length(sub), what, n),
-       kernel = base$kernel, noise_var = base$sigma2)
+                        hyper$rows, what, n),
+       kernel = base$kernel, noise_var = base$sigma2, hyper = hyper)
 }
 
 # Leave-one-out residuals y_i - E[y_i | y_-i] and sds (noise included) of a

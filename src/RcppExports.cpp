@@ -407,6 +407,111 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cl_pass_sums_cpp
+bool cl_pass_sums_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP sums, double tol);
+RcppExport SEXP _noisylabels_cl_pass_sums_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP sumsSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sums(sumsSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_pass_sums_cpp(chunk, rows, k, labels, offset, sums, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cl_pass_joint_cpp
+bool cl_pass_joint_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP thresholds, SEXP joint, SEXP confident, double tol);
+RcppExport SEXP _noisylabels_cl_pass_joint_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP thresholdsSEXP, SEXP jointSEXP, SEXP confidentSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type thresholds(thresholdsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type joint(jointSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type confident(confidentSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_pass_joint_cpp(chunk, rows, k, labels, offset, thresholds, joint, confident, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cl_pass_scores_cpp
+bool cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, Rcpp::List model, Rcpp::List out, double tol);
+RcppExport SEXP _noisylabels_cl_pass_scores_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP modelSEXP, SEXP outSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type out(outSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_pass_scores_cpp(chunk, rows, k, labels, offset, model, out, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cl_read_rows_cpp
+void cl_read_rows_cpp(std::string path, double first_row, double rows, int k, SEXP buffer);
+RcppExport SEXP _noisylabels_cl_read_rows_cpp(SEXP pathSEXP, SEXP first_rowSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP bufferSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< double >::type first_row(first_rowSEXP);
+    Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    cl_read_rows_cpp(path, first_row, rows, k, buffer);
+    return R_NilValue;
+END_RCPP
+}
+// cl_suggest_cpp
+void cl_suggest_cpp(SEXP flagged, SEXP suggested, SEXP other, SEXP prob, SEXP prob_other);
+RcppExport SEXP _noisylabels_cl_suggest_cpp(SEXP flaggedSEXP, SEXP suggestedSEXP, SEXP otherSEXP, SEXP probSEXP, SEXP prob_otherSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type flagged(flaggedSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type suggested(suggestedSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type prob(probSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type prob_other(prob_otherSEXP);
+    cl_suggest_cpp(flagged, suggested, other, prob, prob_other);
+    return R_NilValue;
+END_RCPP
+}
+// cl_qvalues_cpp
+Rcpp::NumericVector cl_qvalues_cpp(Rcpp::NumericVector p_wrong);
+RcppExport SEXP _noisylabels_cl_qvalues_cpp(SEXP p_wrongSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type p_wrong(p_wrongSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_qvalues_cpp(p_wrong));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cl_sort_columns_cpp
+Rcpp::IntegerVector cl_sort_columns_cpp(SEXP score, Rcpp::List columns);
+RcppExport SEXP _noisylabels_cl_sort_columns_cpp(SEXP scoreSEXP, SEXP columnsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type columns(columnsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_sort_columns_cpp(score, columns));
+    return rcpp_result_gen;
+END_RCPP
+}
 // kernel_gram_cpp
 Eigen::MatrixXd kernel_gram_cpp(const MapMat x, Rcpp::List spec);
 RcppExport SEXP _noisylabels_kernel_gram_cpp(SEXP xSEXP, SEXP specSEXP) {
@@ -760,6 +865,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 9},
     {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 8},
     {"_noisylabels_gp_forward_search_cpp", (DL_FUNC) &_noisylabels_gp_forward_search_cpp, 4},
+    {"_noisylabels_cl_pass_sums_cpp", (DL_FUNC) &_noisylabels_cl_pass_sums_cpp, 7},
+    {"_noisylabels_cl_pass_joint_cpp", (DL_FUNC) &_noisylabels_cl_pass_joint_cpp, 9},
+    {"_noisylabels_cl_pass_scores_cpp", (DL_FUNC) &_noisylabels_cl_pass_scores_cpp, 8},
+    {"_noisylabels_cl_read_rows_cpp", (DL_FUNC) &_noisylabels_cl_read_rows_cpp, 5},
+    {"_noisylabels_cl_suggest_cpp", (DL_FUNC) &_noisylabels_cl_suggest_cpp, 5},
+    {"_noisylabels_cl_qvalues_cpp", (DL_FUNC) &_noisylabels_cl_qvalues_cpp, 1},
+    {"_noisylabels_cl_sort_columns_cpp", (DL_FUNC) &_noisylabels_cl_sort_columns_cpp, 2},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},

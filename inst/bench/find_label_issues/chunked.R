@@ -1,13 +1,18 @@
 # Confident learning on 10^7 x 10 probabilities read from a binary file in
-# chunks of 10^6 rows (find_label_issues(labels, pred_probs = <file>)).
-#   Rscript inst/bench/find_label_issues/chunked.R [n] [dir]
+# chunks of 10^6 rows (find_label_issues(labels, pred_probs = <file>)),
+# against the in-memory path on the same rows, measured in the same run.
+#   nice -n 5 Rscript inst/bench/find_label_issues/chunked.R [n] [n_ref] [dir]
 # Writes the file (n x 10 doubles, row-major) and the labels to `dir`
-# (default tempdir()), then times the chunked call in a fresh R process under
-# /usr/bin/time -v (peak resident memory) and checks, at n = 10^5, that the
-# chunked answer is identical to the in-memory one.
+# (default tempdir()); checks at n = 10^5 (chunks of 12,345 rows) that the
+# chunked answer is identical to the in-memory one; then runs, each in a
+# fresh R process under /usr/bin/time -v (peak resident memory): the chunked
+# call at n, the chunked and the in-memory call at n_ref (default 2 x 10^6,
+# the first n_ref rows; the in-memory process reads them into a matrix
+# first, outside the timing), and R holding only the labels.
 args <- commandArgs(TRUE)
 n <- if (length(args) >= 1) as.numeric(args[1]) else 1e7
-dir <- if (length(args) >= 2) args[2] else tempdir()
+n_ref <- if (length(args) >= 2) as.numeric(args[2]) else 2e6
+dir <- if (length(args) >= 3) args[3] else tempdir()
 k <- 10L
 suppressPackageStartupMessages(library(noisylabels))
 write_case <- function(n, path, seed = 1) {
@@ -40,18 +45,36 @@ big <- file.path(dir, "p-big.bin")
 lab <- file.path(dir, "labels.rds")
 saveRDS(write_case(n, big, seed = 2), lab)
 cat(sprintf("file: %.0f MB; one chunk (10^6 rows): %.0f MB\n", file.size(big) / 2^20, 1e6 * k * 8 / 2^20))
-code <- sprintf('suppressPackageStartupMessages(library(noisylabels)); g <- readRDS("%s");
-  t <- system.time(r <- find_label_issues(labels = g, pred_probs = "%s", flag_by = "fdr"))[["elapsed"]];
-  cat(sprintf("chunked %%g x 10: %%.1f s, %%d flagged, estimated wrong %%.0f [%%d, %%d], true ~15%%%%; output %%.0f MB\n",
-      length(g), t, sum(r$label_issues$flagged), r$wrong_count$estimate, r$wrong_count$lower,
-      r$wrong_count$upper, as.numeric(object.size(r$label_issues)) / 2^20))', lab, big)
-if (file.exists("/usr/bin/time")) {
+# One fresh process under /usr/bin/time -v: its own report line, then wall
+# time, CPU time and peak RSS of the whole process.
+run <- function(what, code) {
   out <- system2("/usr/bin/time", c("-v", "Rscript", "-e", shQuote(code)), stdout = TRUE, stderr = TRUE)
-  cat(grep("chunked|Maximum resident|Elapsed", out, value = TRUE), sep = "\n")
-} else {
-  system2("Rscript", c("-e", shQuote(code)))
+  num <- function(pat) as.numeric(sub(".*: ", "", grep(pat, out, value = TRUE)))
+  cat(sprintf("%-28s %s | process: CPU %.1f s, peak RSS %.0f MB\n", what,
+              paste(grep("^call", out, value = TRUE), collapse = " "),
+              num("User time") + num("System time"), num("Maximum resident") / 1024))
 }
-base <- system2("/usr/bin/time", c("-v", "Rscript", "-e", shQuote(sprintf('g <- readRDS("%s")', lab))),
-                stdout = TRUE, stderr = TRUE)
-cat("R with the labels only:", grep("Maximum resident", base, value = TRUE), "\n")
-unlink(c(small, big, lab))
+report <- 'hwm <- as.numeric(gsub("[^0-9]", "", grep("VmHWM", readLines("/proc/self/status"), value = TRUE))) / 1024
+  cat(sprintf("call %.1f s (CPU %.1f s), peak RSS by its end %.0f MB, %d flagged, estimated wrong %.0f; label_issues %.0f MB\\n",
+  t[["elapsed"]], t[["user.self"]] + t[["sys.self"]], hwm, sum(r$label_issues$flagged), r$wrong_count$estimate,
+  as.numeric(object.size(r$label_issues)) / 2^20))'
+lib <- 'suppressPackageStartupMessages(library(noisylabels))'
+chunked_file <- function(m) {
+  path <- if (m == n) big else {
+    f <- file.path(dir, "p-ref.bin")
+    con <- file(big, "rb"); writeBin(readBin(con, "double", m * k), f); close(con)
+    f
+  }
+  sprintf('%s; g <- readRDS("%s")[seq_len(%.0f)]
+    t <- system.time(r <- find_label_issues(labels = g, pred_probs = "%s", flag_by = "fdr")); %s',
+    lib, lab, m, path, report)
+}
+in_memory <- sprintf('%s; g <- readRDS("%s")[seq_len(%.0f)]
+  con <- file("%s", "rb"); p <- matrix(readBin(con, "double", %.0f * 10), ncol = 10, byrow = TRUE); close(con)
+  t <- system.time(r <- find_label_issues(labels = g, pred_probs = p, flag_by = "fdr")); %s',
+  lib, lab, n_ref, big, n_ref, report)
+run(sprintf("chunked, n = %g", n), chunked_file(n))
+run(sprintf("chunked, n = %g", n_ref), chunked_file(n_ref))
+run(sprintf("in memory, n = %g", n_ref), in_memory)
+run("R + package + labels only", sprintf('%s; g <- readRDS("%s"); cat("call -\\n")', lib, lab))
+unlink(c(small, big, lab, file.path(dir, "p-ref.bin")))

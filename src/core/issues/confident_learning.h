@@ -1,0 +1,86 @@
+// Confident learning (Northcutt, Jiang & Chuang 2021) on a block of rows of
+// class probabilities: the per-row work of the three passes that
+// find_label_issues() makes over probabilities read chunk by chunk
+// (R/issues-chunked.R). R-free.
+//
+// Every result equals, bit for bit, the one of the vectorised R code that
+// computes the same quantity on all rows at once (R/issues-count.R,
+// -rank.R, -pwrong.R, -filter.R; the tests compare them): the same
+// operations in the same order, with row sums accumulated in long double as
+// R's rowSums() does, and libm's log/exp as R calls them. Class codes are
+// 1..k, as R stores them.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "common/monitor.h"
+
+namespace noisylabels {
+
+// Rows x k probabilities; element (i, j) at data[i * row_stride + j *
+// col_stride] (column-major R matrix: 1, ld; row-major chunk: k, 1). Reads
+// are clamped to [0, 1], as check_prob_block() clamps in R.
+struct ProbBlock {
+  const double* data = nullptr;
+  std::ptrdiff_t rows = 0;
+  std::ptrdiff_t k = 0;
+  std::ptrdiff_t row_stride = 0;
+  std::ptrdiff_t col_stride = 0;
+  double operator()(std::ptrdiff_t i, std::ptrdiff_t j) const {
+    const double v = data[i * row_stride + j * col_stride];
+    return v < 0 ? 0.0 : (v > 1 ? 1.0 : v);
+  }
+  double raw(std::ptrdiff_t i, std::ptrdiff_t j) const { return data[i * row_stride + j * col_stride]; }
+};
+
+// R's check_prob_block() rule: every value finite and within [-tol, 1 + tol],
+// every row summing to 1 within tol. False if any row breaks it (R then
+// re-checks the block to word the error).
+bool cl_block_ok(const ProbBlock& p, double tol);
+
+// Pass 1: sums[l - 1] += P[i, l] for l = labels[i], in row order.
+void cl_add_label_sums(const ProbBlock& p, const int* labels, double* sums);
+
+// Pass 2: the confident joint. Row i counts under the class with the largest
+// probability among those reaching their threshold (P[i, j] >= t_j - 1e-12;
+// ties to the lowest class): joint[(c - 1) * k + (l - 1)] += 1 (a k x k
+// column-major matrix, rows = given label l, columns = confident class c)
+// and confident[i] = c, or `missing` when no class reaches its threshold.
+void cl_count_joint(const ProbBlock& p, const int* labels, const double* thresholds, int* joint,
+                    int* confident, int missing);
+
+enum class ClRankBy { Posterior, SelfConfidence, NormalizedMargin };
+
+// What pass 3 needs besides the rows: the ranking rule and, for it, the
+// thresholds (when `adjust`) and the shrunk noise matrix of the calibrated
+// joint; the fitted noise model (temper exponent and noise matrix). Matrices
+// k x k, column-major.
+struct ClScoreModel {
+  int k = 0;
+  ClRankBy rank_by = ClRankBy::Posterior;
+  bool adjust = false;
+  std::vector<double> thresholds;
+  std::vector<double> rank_noise;
+  double temper = 1;
+  std::vector<double> noise;
+};
+
+// Per-row outputs of pass 3, each pointing at the block's first row.
+struct ClScoreOut {
+  double* quality;
+  double* prob_given;
+  double* p_wrong;
+  int* best;
+  double* prob_best;
+  int* other;
+  double* prob_other;
+};
+
+// Pass 3: label quality by the ranking rule (cl_score_block()), P[i, given],
+// and the noise model's p_wrong, most probable class and most probable
+// class other than the given one with their posteriors (cl_wrong_block()).
+void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& model,
+                   const ClScoreOut& out, Monitor& monitor);
+
+}  // namespace noisylabels

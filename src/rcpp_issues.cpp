@@ -1,0 +1,205 @@
+// Glue for confident learning on probabilities read chunk by chunk
+// (R/issues-chunked.R): a chunk as a ProbBlock view (no copy), the three
+// passes, q-values and the sorted result. The per-label output vectors are
+// allocated by the caller, which owns them alone, and are written in place:
+// at 10^7 labels a copy of each would cost more memory than a chunk.
+#include <Rcpp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "issues/confident_learning.h"
+#include "issues/ordering.h"
+#include "rcpp_monitor.h"
+
+using namespace noisylabels;
+
+namespace {
+
+// The first `rows` rows of a chunk: a numeric matrix (column-major, one
+// column per class) or a numeric vector of rows in row-major order with k
+// columns (a reused buffer, possibly longer).
+ProbBlock block_of(SEXP chunk, double rows, int k) {
+  if (TYPEOF(chunk) != REALSXP) Rcpp::stop("a chunk of probabilities must be double");
+  ProbBlock b;
+  b.data = REAL(chunk);
+  b.k = k;
+  b.rows = static_cast<std::ptrdiff_t>(rows);
+  SEXP dim = Rf_getAttrib(chunk, R_DimSymbol);
+  if (!Rf_isNull(dim)) {
+    if (INTEGER(dim)[1] != k || INTEGER(dim)[0] < b.rows) Rcpp::stop("a chunk of probabilities has the wrong shape");
+    b.row_stride = 1;
+    b.col_stride = INTEGER(dim)[0];
+  } else {
+    if (Rf_xlength(chunk) < b.rows * k) Rcpp::stop("a chunk of probabilities is too short");
+    b.row_stride = k;
+    b.col_stride = 1;
+  }
+  return b;
+}
+
+// The labels (integer codes 1..k) of the chunk's rows: labels[offset ...].
+const int* labels_at(SEXP labels, double offset, const ProbBlock& b) {
+  if (TYPEOF(labels) != INTSXP) Rcpp::stop("labels must be integer codes");
+  const auto off = static_cast<R_xlen_t>(offset);
+  if (off < 0 || off + b.rows > Rf_xlength(labels)) Rcpp::stop("chunk rows beyond the labels");
+  return INTEGER(labels) + off;
+}
+
+template <typename T>
+T* column(SEXP x, int type, R_xlen_t n, const char* what) {
+  if (TYPEOF(x) != type || Rf_xlength(x) != n) Rcpp::stop(std::string("bad output column ") + what);
+  if (type == REALSXP) return reinterpret_cast<T*>(REAL(x));
+  return reinterpret_cast<T*>(type == LGLSXP ? LOGICAL(x) : INTEGER(x));
+}
+
+}  // namespace
+
+// Pass 1 on one chunk: adds P[i, label_i] to sums[label_i] in place. FALSE
+// (nothing added) when the chunk fails the probability checks.
+// [[Rcpp::export(.cl_pass_sums)]]
+bool cl_pass_sums_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP sums, double tol) {
+  const ProbBlock b = block_of(chunk, rows, k);
+  if (!cl_block_ok(b, tol)) return false;
+  double* s = column<double>(sums, REALSXP, k, "sums");
+  cl_add_label_sums(b, labels_at(labels, offset, b), s);
+  return true;
+}
+
+// Pass 2 on one chunk: the confident joint (k x k integer matrix) and the
+// confident classes confident[offset ...], both in place.
+// [[Rcpp::export(.cl_pass_joint)]]
+bool cl_pass_joint_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP thresholds,
+                       SEXP joint, SEXP confident, double tol) {
+  const ProbBlock b = block_of(chunk, rows, k);
+  if (!cl_block_ok(b, tol)) return false;
+  const int* lab = labels_at(labels, offset, b);
+  int* conf = column<int>(confident, INTSXP, Rf_xlength(labels), "confident") +
+              static_cast<R_xlen_t>(offset);
+  cl_count_joint(b, lab, column<double>(thresholds, REALSXP, k, "thresholds"),
+                 column<int>(joint, INTSXP, static_cast<R_xlen_t>(k) * k, "joint"), conf,
+                 NA_INTEGER);
+  return true;
+}
+
+// Pass 3 on one chunk: per-label scores into the seven vectors of `out`
+// (quality, prob_given, p_wrong, best, prob_best, other, prob_other) at
+// offset, in place. `model`: rank_by, adjust, thresholds, rank_noise, temper,
+// noise.
+// [[Rcpp::export(.cl_pass_scores)]]
+bool cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, Rcpp::List model,
+                        Rcpp::List out, double tol) {
+  const ProbBlock b = block_of(chunk, rows, k);
+  if (!cl_block_ok(b, tol)) return false;
+  ClScoreModel m;
+  m.k = k;
+  const std::string rank_by = Rcpp::as<std::string>(model["rank_by"]);
+  m.rank_by = rank_by == "self_confidence" ? ClRankBy::SelfConfidence
+              : rank_by == "normalized_margin" ? ClRankBy::NormalizedMargin
+                                               : ClRankBy::Posterior;
+  m.adjust = Rcpp::as<bool>(model["adjust"]);
+  m.thresholds = Rcpp::as<std::vector<double>>(model["thresholds"]);
+  m.rank_noise = Rcpp::as<std::vector<double>>(model["rank_noise"]);
+  m.temper = Rcpp::as<double>(model["temper"]);
+  m.noise = Rcpp::as<std::vector<double>>(model["noise"]);
+  if (static_cast<int>(m.thresholds.size()) != k || static_cast<int>(m.rank_noise.size()) != k * k ||
+      static_cast<int>(m.noise.size()) != k * k) {
+    Rcpp::stop("the score model does not match the number of classes");
+  }
+  const R_xlen_t n = Rf_xlength(labels);
+  const auto off = static_cast<R_xlen_t>(offset);
+  ClScoreOut o{column<double>(out["quality"], REALSXP, n, "quality") + off,
+               column<double>(out["prob_given"], REALSXP, n, "prob_given") + off,
+               column<double>(out["p_wrong"], REALSXP, n, "p_wrong") + off,
+               column<int>(out["best"], INTSXP, n, "best") + off,
+               column<double>(out["prob_best"], REALSXP, n, "prob_best") + off,
+               column<int>(out["other"], INTSXP, n, "other") + off,
+               column<double>(out["prob_other"], REALSXP, n, "prob_other") + off};
+  RMonitor monitor;
+  cl_score_rows(b, labels_at(labels, offset, b), m, o, monitor);
+  return true;
+}
+
+// Rows first_row + 1 ... first_row + rows of a binary file of row-major
+// little-endian doubles with k per row, into the front of `buffer` (in
+// place; byte-swapped on a big-endian host).
+// [[Rcpp::export(.cl_read_rows)]]
+void cl_read_rows_cpp(std::string path, double first_row, double rows, int k, SEXP buffer) {
+  const auto count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
+  if (TYPEOF(buffer) != REALSXP || static_cast<std::size_t>(Rf_xlength(buffer)) < count) {
+    Rcpp::stop("the read buffer is too small");
+  }
+  std::ifstream f(path, std::ios::binary);
+  if (!f) Rcpp::stop("cannot open " + path);
+  f.seekg(static_cast<std::streamoff>(first_row) * k * static_cast<std::streamoff>(sizeof(double)));
+  char* to = reinterpret_cast<char*>(REAL(buffer));
+  f.read(to, static_cast<std::streamsize>(count * sizeof(double)));
+  const bool ok = static_cast<std::size_t>(f.gcount()) == count * sizeof(double);
+  const std::uint16_t probe = 1;
+  if (ok && *reinterpret_cast<const unsigned char*>(&probe) == 0) {  // big-endian host
+    for (std::size_t i = 0; i < count; ++i) std::reverse(to + 8 * i, to + 8 * i + 8);
+  }
+  if (!ok) Rcpp::stop("could not read rows of " + path);
+}
+
+// Flagged labels take the most probable other class and its posterior:
+// suggested[i] = other[i], prob[i] = prob_other[i] where flagged[i], in place.
+// [[Rcpp::export(.cl_suggest)]]
+void cl_suggest_cpp(SEXP flagged, SEXP suggested, SEXP other, SEXP prob, SEXP prob_other) {
+  const R_xlen_t n = Rf_xlength(flagged);
+  const int* f = column<int>(flagged, LGLSXP, n, "flagged");
+  int* s = column<int>(suggested, INTSXP, n, "suggested");
+  const int* o = column<int>(other, INTSXP, n, "other");
+  double* p = column<double>(prob, REALSXP, n, "prob");
+  const double* po = column<double>(prob_other, REALSXP, n, "prob_other");
+  for (R_xlen_t i = 0; i < n; ++i) {
+    if (f[i] == TRUE) {
+      s[i] = o[i];
+      p[i] = po[i];
+    }
+  }
+}
+
+// fdr_qvalues() of R/issues-fdr.R with n ints and n doubles of scratch.
+// [[Rcpp::export(.cl_qvalues)]]
+Rcpp::NumericVector cl_qvalues_cpp(Rcpp::NumericVector p_wrong) {
+  const R_xlen_t n = p_wrong.size();
+  Rcpp::NumericVector q(n);
+  std::vector<int> order(n);
+  std::vector<double> scratch(n);
+  fdr_qvalues(p_wrong.begin(), n, q.begin(), order.data(), scratch.data());
+  return q;
+}
+
+// Sorts the columns of a result in place by decreasing `score` (ties by
+// row) and returns the sorted row numbers (1-based). `columns`: distinct
+// double, integer or logical vectors of the same length, `score` among them.
+// [[Rcpp::export(.cl_sort_columns)]]
+Rcpp::IntegerVector cl_sort_columns_cpp(SEXP score, Rcpp::List columns) {
+  const R_xlen_t n = Rf_xlength(score);
+  Rcpp::IntegerVector row(n);
+  std::vector<double> scratch(n);
+  order_decreasing(column<double>(score, REALSXP, n, "score"), n, row.begin(),
+                   reinterpret_cast<int*>(scratch.data()));
+  std::vector<double*> doubles;
+  std::vector<int*> ints;
+  std::vector<SEXP> seen;
+  for (R_xlen_t c = 0; c < columns.size(); ++c) {
+    SEXP col = columns[c];
+    for (SEXP s : seen) {
+      if (s == col) Rcpp::stop("a column is listed twice");
+    }
+    seen.push_back(col);
+    if (TYPEOF(col) == REALSXP) {
+      doubles.push_back(column<double>(col, REALSXP, n, "double"));
+    } else {
+      ints.push_back(column<int>(col, TYPEOF(col) == LGLSXP ? LGLSXP : INTSXP, n, "integer"));
+    }
+  }
+  permute_columns(row.begin(), n, doubles, ints, scratch.data());
+  for (R_xlen_t i = 0; i < n; ++i) row[i] += 1;
+  return row;
+}
