@@ -32,6 +32,7 @@ GprLooOptions options_from_list(const Rcpp::List& o) {
   if (o.containsElementNamed("threads")) opt.threads = Rcpp::as<int>(o["threads"]);
   if (o.containsElementNamed("screen_rounds")) opt.screen_rounds = Rcpp::as<int>(o["screen_rounds"]);
   if (o.containsElementNamed("screen_hyper_iter")) opt.screen_hyper_iter = Rcpp::as<int>(o["screen_hyper_iter"]);
+  if (o.containsElementNamed("tol_stationary")) opt.tol_stationary = Rcpp::as<double>(o["tol_stationary"]);
   if (o.containsElementNamed("adaptive_sweeps")) opt.adaptive_sweeps = Rcpp::as<bool>(o["adaptive_sweeps"]);
   return opt;
 }

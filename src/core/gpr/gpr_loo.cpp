@@ -119,53 +119,6 @@ void GprLoo::sweep(VectorXd& noise_var, GprLooEval& eval) {
   ++fallbacks_;
 }
 
-void GprLoo::fit_noise_var_quasi_newton(VectorXd& noise_var, GprLooEval& eval, int max_iter, double tol) {
-  // Box L-BFGS on u = log noise_var (noise_var >= floor), with the gradient of the
-  // objective the operator defines: dJ/dsigma_i = (inv_diag_i - grad_neg_i)/2
-  // + penalty'. Uniform noise: one variable, the sum of the gradients.
-  const int n = static_cast<int>(noise_var.size());
-  const bool uniform = opt_.noise == NoiseModel::Uniform;
-  GprLooEval last = eval;
-  VectorXd last_sigma = noise_var;
-  auto expand = [&](const VectorXd& u) {
-    return uniform ? VectorXd::Constant(n, std::exp(u(0))) : VectorXd(u.array().exp());
-  };
-  Objective obj = [&](const VectorXd& u, VectorXd& grad) {
-    const VectorXd s = expand(u);
-    GprLooEval e = evaluate(s);
-    VectorXd gs = 0.5 * (e.inv_diag - e.grad_neg);
-    if (opt_.lambda > 0) gs.array() += 0.5 * opt_.lambda * opt_.p * s.array().pow(opt_.p - 1);
-    gs.array() *= s.array();
-    if (uniform) {
-      grad(0) = gs.sum();
-    } else {
-      grad = gs;
-    }
-    const double j = e.objective;
-    if (j < last.objective) {
-      last = std::move(e);
-      last_sigma = s;
-    }
-    return j;
-  };
-  const int nv = uniform ? 1 : n;
-  VectorXd u0 = uniform ? VectorXd::Constant(1, std::log(noise_var(0))) : VectorXd(noise_var.array().log());
-  VectorXd lo = VectorXd::Constant(nv, std::log(opt_.sigma_floor));
-  VectorXd hi = VectorXd::Constant(nv, std::log(1e6));
-  u0 = u0.cwiseMax(lo).cwiseMin(hi);
-  BoxOptions bo;
-  bo.max_iter = max_iter;
-  bo.pgtol = 1e-5;                   // on dJ/dlog sigma_i
-  bo.ftol = std::max(tol, 1e-9);     // relative decrease per iteration
-  BoxResult r = minimize_box(obj, u0, lo, hi, bo);
-  qn_converged_ = r.converged;
-  // Keep the best point seen (never worse than the start).
-  noise_var = last_sigma;
-  eval = std::move(last);
-  for (double v : r.trace) record(v);
-  if (r.trace.empty()) record(eval.objective);
-}
-
 void GprLoo::fit_noise_var(VectorXd& noise_var, GprLooEval& eval, int max_sweeps, double tol) {
   if (opt_.noise == NoiseModel::None) return;
   if (tol < 0) tol = opt_.tol_sweep;
@@ -189,7 +142,7 @@ void GprLoo::fit_noise_var(VectorXd& noise_var, GprLooEval& eval, int max_sweeps
         if (std::abs(j_old - eval.objective) <= tol * (1.0 + std::abs(eval.objective))) break;
       }
     }
-    fit_noise_var_quasi_newton(noise_var, eval, 5 * max_sweeps, tol);
+    fit_noise_var_scaled(noise_var, eval, 5 * max_sweeps, tol);
     return;
   }
   for (int s = 0; s < max_sweeps; ++s) {

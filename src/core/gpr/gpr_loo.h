@@ -34,6 +34,8 @@ struct GprLooOptions {
   int max_hyper_iter = 50;    // L-BFGS iterations per theta step
   double tol_sweep = 1e-10;   // relative J change that ends the sweeps
   double tol_outer = 1e-8;    // relative J change that ends the alternation
+  // Vecchia noise_var step: predicted remaining decrease / (1 + |J|) that ends it.
+  double tol_stationary = 1e-7;
   bool learn_hyper = true;
   JitterPolicy jitter;
   // Covariance backend: empty = dense; otherwise the Vecchia conditioning
@@ -86,8 +88,8 @@ class GprLoo {
   // Sweeps until the relative change of J is below tol_sweep or max_sweeps.
   // Per-label Jacobi targets sigma_i (vignettes/gpr-loo.Rmd), from the operator's LOO parts.
   VectorXd jacobi_target(const VectorXd& noise_var, const GprLooEval& eval) const;
-  // Box L-BFGS on log noise_var (the Vecchia backend's noise_var step).
-  void fit_noise_var_quasi_newton(VectorXd& noise_var, GprLooEval& eval, int max_iter, double tol);
+  // Box L-BFGS on noise_var in curvature-scaled units (the Vecchia backend's noise_var step).
+  void fit_noise_var_scaled(VectorXd& noise_var, GprLooEval& eval, int max_iter, double tol);
   // `tol` < 0 means opt.tol_sweep.
   void fit_noise_var(VectorXd& noise_var, GprLooEval& eval, int max_sweeps, double tol = -1);
   // theta step by box L-BFGS with noise_var fixed; returns the new evaluation.
