@@ -2,15 +2,13 @@
 
 # New inputs -> standardised matrix in the training column order.
 gpc_ep_newx <- function(object, newdata, call = parent.frame()) {
-  if (!is.null(object$terms) && !is.data.frame(newdata)) {
-    abort_input("{.arg newdata} must be a data frame for a formula fit.", call = call)
-  }
   xm <- if (!is.null(object$terms) && !is.null(object$design)) {
     # Formula fits: levels are checked against the training ones (factor
     # columns of either kind), then the design is built as in training.
     mf <- newdata_frame(object, newdata, levels = c(object$design$levels, object$xlevels),
                         call = call)
-    check_x_matrix(gpc_ep_design_matrix(stats::delete.response(object$terms), mf, object$design),
+    check_x_matrix(gpc_ep_design_matrix(stats::delete.response(object$terms), mf, object$design,
+                                        call = call),
                    "newdata", call = call)
   } else {
     newdata_design(object, newdata, ncol(object$x), call = call)

@@ -1,11 +1,8 @@
 # Methods for label_dist_vb fits.
 
-ld_newdata_matrix <- function(object, newdata) {
+ld_newdata_matrix <- function(object, newdata, call = parent.frame()) {
   if (is.null(newdata)) return(object$x)
-  if (!is.null(object$terms) && !is.data.frame(newdata)) {
-    abort_input("{.arg newdata} must be a data frame for a formula fit.")
-  }
-  newdata_design(object, newdata, ncol(object$W), drop_intercept = FALSE)
+  newdata_design(object, newdata, ncol(object$W), drop_intercept = FALSE, call = call)
 }
 
 #' Predict true classes of new instances from a label_dist_vb fit

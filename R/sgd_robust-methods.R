@@ -19,12 +19,7 @@ sgd_method_label <- function(object) {
 
 # Design matrix for new data in the layout of the training data.
 sgd_newx <- function(object, newdata, call = parent.frame()) {
-  if (!is.null(object$terms)) {
-    if (!is.data.frame(newdata)) {
-      abort_input("{.arg newdata} must be a data frame for a fit from the formula interface.", call = call)
-    }
-    return(newdata_design(object, newdata, object$d, call = call))
-  }
+  if (!is.null(object$terms)) return(newdata_design(object, newdata, object$d, call = call))
   x <- newdata
   if (inherits(x, "sparseMatrix")) {
     if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.", call = call)

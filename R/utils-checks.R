@@ -241,38 +241,6 @@ lapply_folds <- function(folds, fun, future_seed = NULL, verbose = NULL,
   })
 }
 
-# The response and design matrix of a formula interface. The intercept column
-# is dropped: every model carries its own constant (a GP mean or a bias).
-# `terms`, `xlevels` and `na.action` go onto the fit so that predict() can
-# build the same design from new data (attach_formula()).
-formula_design <- function(formula, data, na.action, call = parent.frame()) {
-  if (missing(data) || !is.list(data)) {
-    abort_input("The formula interface needs {.arg data}, a data frame.", call = call)
-  }
-  mf <- tryCatch(stats::model.frame(formula, data = data, na.action = na.action),
-                 error = function(e) {
-                   abort_input(c("Could not build the model frame.", "x" = conditionMessage(e),
-                                 "i" = "Check the variable names; remove or impute missing values."),
-                               call = call)
-                 })
-  tt <- stats::terms(mf)
-  y <- stats::model.response(mf)
-  if (is.null(y)) abort_input("The formula has no response on its left-hand side.", call = call)
-  x <- stats::model.matrix(tt, mf)
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  if (ncol(x) == 0) abort_input("The formula has no predictors.", call = call)
-  list(x = x, y = y, terms = tt, xlevels = stats::.getXlevels(tt, mf),
-       na.action = attr(mf, "na.action"))
-}
-
-attach_formula <- function(fit, design, call) {
-  fit$terms <- design$terms
-  fit$xlevels <- design$xlevels
-  fit$na.action <- design$na.action
-  fit$call <- call
-  fit
-}
-
 # Draw a seed for C++ from R's RNG so set.seed() reproduces a fit.
 draw_seed <- function() as.integer(stats::runif(1, 0, .Machine$integer.max))
 
