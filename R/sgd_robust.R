@@ -231,7 +231,10 @@
 #'   epoch with the lowest validation error is returned. See Early stopping.
 #' @param shards Train `shards` copies on disjoint parts of the rows under
 #'   the current [future::plan()], mixing their parameters after every epoch
-#'   (see Across workers).
+#'   (see Across workers). With more shards than chunks of a file, the
+#'   chunks are made smaller so that every shard gets rows; shards beyond the
+#'   number of rows get none. The rows each shard trained on are
+#'   `fit$shard_rows`.
 #' @param verbose Show a cli progress bar over the epochs also in
 #'   non-interactive sessions (interactive sessions always get one); as for
 #'   every cli bar it appears only once the fit has run for two seconds
@@ -411,6 +414,9 @@ sgd_run <- function(src, train, opts, cfg, inp, call = parent.frame()) {
     } else {
       sgd_memory_shard_inputs(inp$x, inp$y, inp$lab, inp$case_w$weight, cfg$shards, cfg$seed)
     }
+    # shards without rows (more shards than rows or chunks) take no part
+    shard$inputs <- shard$inputs[shard$sizes > 0]
+    shard$sizes <- shard$sizes[shard$sizes > 0]
     res <- sgd_fit_shards(shard$inputs, shard$sizes, opts, cfg$seed, cfg$epochs, n_models,
                           inp$d_total, valid_eval = valid_eval, progress = progress)
   } else if (inp$chunked) {
@@ -448,6 +454,6 @@ sgd_fit_record <- function(res, opts, cfg, inp, warm) {
            setdiff(seq_len(inp$n_total + length(inp$y_valid)), inp$row_index)
          }) else NULL,
        chunk_rows = if (inp$chunked) inp$chunk_rows else NULL,
-       shards = cfg$shards, epoch_seconds = res$epoch_seconds,
+       shards = cfg$shards, shard_rows = res$shard_rows, epoch_seconds = res$epoch_seconds,
        source = if (inp$from_file) inp$files else NULL)
 }
