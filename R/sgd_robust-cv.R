@@ -68,7 +68,10 @@ cv_sgd_robust.default <- function(x, y, loss = c("smooth_ramp", "gompertz", "hin
     abort_input("{.arg lambda} must be a vector of finite numbers >= 0.")
   }
   folds <- check_count(folds, "folds", lower = 2)
-  if (!loss %in% c("ramp", "smooth_ramp")) s <- -1
+  if (!loss %in% c("ramp", "smooth_ramp")) {
+    if (!missing(s)) warn_unused_loss_params(loss, s = s[1], alpha = NULL, beta = NULL, c = 2)
+    s <- -1
+  }
   if (is.character(x)) {
     # LIBSVM files: the folds need rows by number, so the files are read
     # into one sparse matrix (read_libsvm() checks the memory it needs).

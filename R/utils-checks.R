@@ -72,9 +72,13 @@ check_dots_empty <- function(fn, ..., call = parent.frame()) {
   abort_input(c(msg, hints), class = "noisylabels_error_unknown_argument", call = call)
 }
 
-# Run a C++ entry point and turn its std::exception into a classed R error.
-# A stop by Ctrl-C (the core's Interrupted) becomes R's own interrupt.
+# Run a C++ entry point and turn its std::exception into a classed R error
+# that names the routine and keeps the core's message. A stop by Ctrl-C (the
+# core's Interrupted) becomes R's own interrupt.
 call_core <- function(expr, call = parent.frame()) {
+  fn <- substitute(expr)[[1L]]
+  if (is.call(fn)) fn <- fn[[3L]]  # noisylabels:::.routine(...)
+  routine <- sub("^\\.", "", as.character(fn)[1L])
   interrupted <- FALSE
   out <- tryCatch(expr, error = function(e) {
     if (inherits(e, "noisylabels_error")) stop(e)
@@ -82,10 +86,48 @@ call_core <- function(expr, call = parent.frame()) {
       interrupted <<- TRUE
       return(NULL)
     }
-    abort_numeric(c("The C++ solver failed.", "x" = conditionMessage(e)), call = call)
+    abort_core(e, routine, call = call)
   })
   if (interrupted) signal_interrupt()
   out
+}
+
+# The kind of a C++ failure, from the exception's type (Rcpp gives the R
+# condition the C++ class name) and, for plain runtime errors, its message:
+# "resource" (memory), "input" (the core refused its arguments) or
+# "numeric" (a factorization, a divergence, a non-finite value).
+core_error_kind <- function(e) {
+  cls <- class(e)
+  msg <- conditionMessage(e)
+  if (any(cls %in% c("std::bad_alloc", "std::bad_array_new_length", "std::length_error")) ||
+      grepl("bad_alloc|cannot allocate|out of memory", msg, ignore.case = TRUE)) {
+    return("resource")
+  }
+  if (any(cls %in% c("std::invalid_argument", "std::out_of_range", "std::domain_error",
+                     "std::logic_error", "Rcpp::index_out_of_bounds", "Rcpp::not_compatible",
+                     "Rcpp::not_a_matrix"))) {
+    return("input")
+  }
+  "numeric"
+}
+
+abort_core <- function(e, routine, call = parent.frame()) {
+  msg <- gsub("([{}])", "\\1\\1", conditionMessage(e))
+  kind <- core_error_kind(e)
+  head <- switch(kind,
+                 resource = "The C++ routine {.fn {routine}} ran out of memory.",
+                 input = "The C++ routine {.fn {routine}} refused its input.",
+                 numeric = "The C++ routine {.fn {routine}} failed numerically.")
+  hint <- switch(kind,
+                 resource = "Use a smaller problem (fewer rows, neighbours or restarts) or free memory.",
+                 input = "This is a check the R layer should have made first; please report it with the call.",
+                 numeric = "Rescale the inputs, raise the noise or jitter floor, or lower the step size.")
+  cls <- switch(kind,
+                resource = c("noisylabels_error_memory", "noisylabels_error_resource"),
+                input = c("noisylabels_error_core", "noisylabels_error_input"),
+                numeric = c("noisylabels_error_core", "noisylabels_error_numeric"))
+  cli::cli_abort(c(head, "x" = msg, "i" = hint), class = c(cls, "noisylabels_error"),
+                 call = call)
 }
 
 check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,

@@ -33,6 +33,11 @@ model_frame <- function(formula, data, na.action = stats::na.omit, response = c(
                   "i" = "The labels come from {.arg label_dist}, not from a response."),
                 class = "noisylabels_error_formula", call = call)
   }
+  if (missing(data)) {
+    abort_input(c("The formula interface needs {.arg data}, a data frame with the formula's variables.",
+                  "i" = "Call e.g. {.code f(y ~ x1 + x2, data = d)}, or the matrix interface {.code f(x, y)}."),
+                class = "noisylabels_error_formula", call = call)
+  }
   data <- formula_data(data, "data", call = call)
   if (nrow(data) == 0L) {
     abort_input("{.arg data} has no rows.", class = "noisylabels_error_formula", call = call)
