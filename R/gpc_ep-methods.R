@@ -50,6 +50,7 @@ gpc_ep_prob <- function(object, mean, var) {
 #' @export
 predict.gpc_ep <- function(object, newdata = NULL, type = c("class", "prob", "link"),
                            se.fit = FALSE, ...) {
+  check_fit(object, "gpc_ep")
   type <- match_arg(type)
   if (is.null(newdata)) {
     mean <- object$latent_mean
@@ -68,10 +69,14 @@ predict.gpc_ep <- function(object, newdata = NULL, type = c("class", "prob", "li
 
 #' @rdname predict.gpc_ep
 #' @export
-fitted.gpc_ep <- function(object, ...) predict(object, type = "prob")
+fitted.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
+  predict(object, type = "prob")
+}
 
 #' @export
 residuals.gpc_ep <- function(object, type = c("response", "pearson"), ...) {
+  check_fit(object, "gpc_ep")
   type <- match_arg(type)
   p <- fitted(object)
   r <- (object$y > 0) - p
@@ -81,20 +86,26 @@ residuals.gpc_ep <- function(object, type = c("response", "pearson"), ...) {
 
 #' @export
 coef.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
   c(stats::setNames(exp(object$log_par), object$par_names), epsilon = object$epsilon)
 }
 
 #' @export
 logLik.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
   df <- sum(object$free) * object$learn_kernel + object$learn_epsilon
   structure(object$log_z, df = df, nobs = object$n, class = "logLik")
 }
 
 #' @export
-nobs.gpc_ep <- function(object, ...) object$n
+nobs.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
+  object$n
+}
 
 #' @export
 print.gpc_ep <- function(x, digits = 4, ...) {
+  check_fit(x, "gpc_ep")
   cli::cat_line(sprintf("<gpc_ep> EP Gaussian-process classifier, %s likelihood, n = %d",
                         x$likelihood, x$n))
   cli::cat_line(sprintf("  classes: %s (-1) / %s (+1)", x$levels[1], x$levels[2]))
@@ -116,6 +127,7 @@ print.gpc_ep <- function(x, digits = 4, ...) {
 
 #' @export
 summary.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
   cls <- predict(object, type = "class")
   par <- data.frame(parameter = object$par_names, value = exp(object$log_par),
                     learned = object$free & object$learn_kernel)
@@ -179,6 +191,7 @@ NULL
 #' @rdname tidy.gpc_ep
 #' @export
 tidy.gpc_ep <- function(x, ...) {
+  check_fit(x, "gpc_ep")
   data.frame(term = c(x$par_names, "epsilon"),
              estimate = c(exp(x$log_par), x$epsilon),
              learned = c(x$free & x$learn_kernel, x$learn_epsilon),
@@ -188,6 +201,7 @@ tidy.gpc_ep <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 glance.gpc_ep <- function(x, ...) {
+  check_fit(x, "gpc_ep")
   data.frame(n = x$n, log_z = x$log_z, epsilon = x$epsilon,
              training_error = mean(predict(x, type = "class") != x$y_factor),
              n_flagged = sum(x$flip_prob > 0.5), converged = x$converged,
@@ -197,6 +211,7 @@ glance.gpc_ep <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 augment.gpc_ep <- function(x, data = NULL, ...) {
+  check_fit(x, "gpc_ep")
   out <- if (is.null(data)) as.data.frame(gpc_ep_original_x(x)) else as.data.frame(data)
   if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")
   out$.label <- x$y_factor
@@ -217,6 +232,7 @@ augment.gpc_ep <- function(x, data = NULL, ...) {
 
 #' @export
 print.gpc_ep_ovr <- function(x, digits = 4, ...) {
+  check_fit(x, "gpc_ep_ovr")
   cli::cat_line(sprintf("<gpc_ep_ovr> %d one-vs-rest EP classifiers, %s likelihood, n = %d",
                         length(x$fits), x$fits[[1]]$likelihood, x$n))
   for (lv in x$levels) {
@@ -232,6 +248,7 @@ print.gpc_ep_ovr <- function(x, digits = 4, ...) {
 
 #' @export
 summary.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
   cls <- predict(object, type = "class")
   per_class <- data.frame(
     class = object$levels,
@@ -264,6 +281,7 @@ print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
 #' @rdname predict.gpc_ep
 #' @export
 predict.gpc_ep_ovr <- function(object, newdata = NULL, type = c("class", "prob"), ...) {
+  check_fit(object, "gpc_ep_ovr")
   type <- match_arg(type)
   p <- vapply(object$fits, function(f) predict(f, newdata, type = "prob"),
               numeric(if (is.null(newdata)) object$n else NROW(newdata)))
@@ -275,18 +293,26 @@ predict.gpc_ep_ovr <- function(object, newdata = NULL, type = c("class", "prob")
 
 #' @rdname predict.gpc_ep
 #' @export
-fitted.gpc_ep_ovr <- function(object, ...) predict(object, type = "prob")
+fitted.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
+  predict(object, type = "prob")
+}
 
 #' @export
 coef.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
   vapply(object$fits, coef, numeric(length(coef(object$fits[[1]]))))
 }
 
 #' @export
-nobs.gpc_ep_ovr <- function(object, ...) object$n
+nobs.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
+  object$n
+}
 
 #' @export
 noise_scores.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
   p <- predict(object, type = "prob")
   1 - p[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
 }
@@ -299,6 +325,7 @@ gpc_ep_ovr_flip_own <- function(object) {
 
 #' @export
 label_issues.gpc_ep_ovr <- function(object, threshold = 0.5, ...) {
+  check_fit(object, "gpc_ep_ovr")
   check_number(threshold, "threshold", 0, 1)
   s <- noise_scores(object)
   p <- predict(object, type = "prob")
@@ -311,6 +338,7 @@ label_issues.gpc_ep_ovr <- function(object, threshold = 0.5, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 tidy.gpc_ep_ovr <- function(x, ...) {
+  check_fit(x, "gpc_ep_ovr")
   out <- do.call(rbind, lapply(x$levels, function(lv) {
     cbind(class = lv, tidy(x$fits[[lv]]), stringsAsFactors = FALSE)
   }))
@@ -321,6 +349,7 @@ tidy.gpc_ep_ovr <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 glance.gpc_ep_ovr <- function(x, ...) {
+  check_fit(x, "gpc_ep_ovr")
   data.frame(n = x$n, n_classes = length(x$levels),
              training_error = mean(predict(x, type = "class") != x$y),
              n_flagged = sum(noise_scores(x) > 0.5),
@@ -331,6 +360,7 @@ glance.gpc_ep_ovr <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 augment.gpc_ep_ovr <- function(x, data = NULL, ...) {
+  check_fit(x, "gpc_ep_ovr")
   out <- if (is.null(data)) as.data.frame(gpc_ep_original_x(x$fits[[1]])) else as.data.frame(data)
   if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")
   p <- predict(x, type = "prob")

@@ -282,12 +282,16 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #' @rdname gpc_ep
 #' @param object A `gpc_ep` fit.
 #' @export
-noise_scores.gpc_ep <- function(object, ...) object$flip_prob
+noise_scores.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
+  object$flip_prob
+}
 
 #' @rdname gpc_ep
 #' @param threshold Flag labels whose posterior flip probability exceeds this.
 #' @export
 label_issues.gpc_ep <- function(object, threshold = 0.5, ...) {
+  check_fit(object, "gpc_ep")
   check_number(threshold, "threshold", 0, 1)
   s <- noise_scores(object)
   new_label_issues(seq_len(object$n), s, s > threshold,

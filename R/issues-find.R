@@ -440,19 +440,37 @@ new_find_label_issues <- function(x) {
 
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpr_loo <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpr_loo <- function(x, ...) {
+  check_fit(x, "gpr_loo")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpr_pursuit <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpr_pursuit <- function(x, ...) {
+  check_fit(x, "gpr_pursuit")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpc_ep <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpc_ep <- function(x, ...) {
+  check_fit(x, "gpc_ep")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpc_ep_ovr <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpc_ep_ovr <- function(x, ...) {
+  check_fit(x, "gpc_ep_ovr")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.sgd_robust <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.sgd_robust <- function(x, ...) {
+  check_fit(x, "sgd_robust")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.label_dist_vb <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.label_dist_vb <- function(x, ...) {
+  check_fit(x, "label_dist_vb")
+  issues_from_fit(x, ..., call = match.call())
+}

@@ -131,6 +131,7 @@ cv_sgd_robust.default <- function(x, y, loss = c("smooth_ramp", "gompertz", "hin
 
 #' @export
 print.cv_sgd_robust <- function(x, ...) {
+  check_fit(x, "cv_sgd_robust")
   cli::cat_line(sprintf("%d-fold cross-validation of sgd_robust(loss = \"%s\")",
                         max(x$folds), x$loss))
   print(x$results, row.names = FALSE, digits = 4)
@@ -140,10 +141,14 @@ print.cv_sgd_robust <- function(x, ...) {
 }
 
 #' @export
-coef.cv_sgd_robust <- function(object, ...) coef(object$fit)
+coef.cv_sgd_robust <- function(object, ...) {
+  check_fit(object, "cv_sgd_robust")
+  coef(object$fit)
+}
 
 #' @export
 glance.cv_sgd_robust <- function(x, ...) {
+  check_fit(x, "cv_sgd_robust")
   r <- x$results[cv_chosen(x), ]
   data.frame(n = length(x$folds), folds = max(x$folds), loss = x$loss, lambda = x$best$lambda,
              s = x$best$s, mean_error = r$mean_error, failed = sum(x$results$failed))

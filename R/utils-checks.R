@@ -94,11 +94,14 @@ call_core <- function(expr, call = parent.frame()) {
 
 # The kind of a C++ failure, from the exception's type (Rcpp gives the R
 # condition the C++ class name) and, for plain runtime errors, its message:
-# "resource" (memory), "input" (the core refused its arguments) or
-# "numeric" (a factorization, a divergence, a non-finite value).
+# "resource" (memory), "input" (the core refused its arguments),
+# "numeric" (a factorization, a divergence, a non-finite value) or
+# "internal" (an R error inside the wrapped expression).
 core_error_kind <- function(e) {
   cls <- class(e)
   msg <- conditionMessage(e)
+  # an R error raised inside the expression (not a C++ exception): a bug
+  if (!inherits(e, "C++Error") && !any(grepl("^(std|Rcpp|noisylabels)::", cls))) return("internal")
   if (any(cls %in% c("std::bad_alloc", "std::bad_array_new_length", "std::length_error")) ||
       grepl("bad_alloc|cannot allocate|out of memory", msg, ignore.case = TRUE)) {
     return("resource")
@@ -117,15 +120,18 @@ abort_core <- function(e, routine, call = parent.frame()) {
   head <- switch(kind,
                  resource = "The C++ routine {.fn {routine}} ran out of memory.",
                  input = "The C++ routine {.fn {routine}} refused its input.",
-                 numeric = "The C++ routine {.fn {routine}} failed numerically.")
+                 numeric = "The C++ routine {.fn {routine}} failed numerically.",
+                 internal = "{.fn {routine}} stopped with an R error.")
   hint <- switch(kind,
                  resource = "Use a smaller problem (fewer rows, neighbours or restarts) or free memory.",
                  input = "This is a check the R layer should have made first; please report it with the call.",
-                 numeric = "Rescale the inputs, raise the noise or jitter floor, or lower the step size.")
+                 numeric = "Rescale the inputs, raise the noise or jitter floor, or lower the step size.",
+                 internal = "This is a bug in noisylabels; please report it with the call.")
   cls <- switch(kind,
                 resource = c("noisylabels_error_memory", "noisylabels_error_resource"),
                 input = c("noisylabels_error_core", "noisylabels_error_input"),
-                numeric = c("noisylabels_error_core", "noisylabels_error_numeric"))
+                numeric = c("noisylabels_error_core", "noisylabels_error_numeric"),
+                internal = c("noisylabels_error_internal", "noisylabels_error_numeric"))
   cli::cli_abort(c(head, "x" = msg, "i" = hint), class = c(cls, "noisylabels_error"),
                  call = call)
 }
