@@ -18,7 +18,8 @@
 #' smooth_ramp_params(-0.5)
 #' @export
 smooth_ramp_params <- function(s, refit = FALSE) {
-  check_number(s, "s", upper = 1, open_upper = TRUE)
+  # below about -1e6 the fit's logistic is flat on the grid of z in [-5, 5]
+  check_number(s, "s", lower = -1e6, upper = 1, open_upper = TRUE)
   check_flag(refit, "refit")
   published <- list(c(-0.7, 3, -0.15), c(-1, 2, -0.03), c(-2, 1.5, 0.5))
   if (!refit) {

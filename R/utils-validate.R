@@ -8,7 +8,7 @@
 # the row count). Kinds: num (numbers), fin (finite numbers), one (a single
 # finite number), list, df (data frame), chr (text), lvl (labels or levels:
 # any atomic vector or factor), lvls (at least two of them), tab (a table:
-# data frame or matrix).
+# data frame or matrix), any (present).
 fit_spec <- function(maker, parts, n_of = function(o) NA) {
   p <- strsplit(strsplit(trimws(parts), "[[:space:]]+")[[1L]], ":")
   list(maker = maker, parts = vapply(p, `[`, "", 1L), kinds = vapply(p, `[`, "", 2L),
@@ -31,10 +31,10 @@ fit_specs <- list(
   gpr_baseline = fit_spec("gpr_baseline", "fit:list method:chr n:one"),
   label_dist_baseline = fit_spec("label_dist_baseline", "coefficients:fin intercept:fin method:chr classes:lvl"),
   find_label_issues = fit_spec("find_label_issues", "label_issues:df task:chr method:chr estimated_issues:num"),
-  noisylabels_cv = fit_spec("cv_gpr_loo or cv_sgd_robust", "results:df best:list fit:list folds:num")
+  noisylabels_cv = fit_spec("cv_gpr_loo or cv_sgd_robust", "results:df best:any fit:list folds:num")
 )
 fit_specs$cv_gpr_loo <- fit_specs$noisylabels_cv
-fit_specs$cv_sgd_robust <- fit_spec("cv_sgd_robust", "results:df best:list fit:list folds:num loss:chr")
+fit_specs$cv_sgd_robust <- fit_spec("cv_sgd_robust", "results:df best:any fit:list folds:num loss:chr")
 
 fit_part_ok <- function(v, kind) {
   switch(kind,
@@ -46,7 +46,8 @@ fit_part_ok <- function(v, kind) {
          chr = is.character(v) && length(v) >= 1L,
          lvl = is.atomic(v) || is.factor(v),
          lvls = (is.atomic(v) || is.factor(v)) && length(v) >= 2L,
-         tab = !is.null(dim(v)))
+         tab = !is.null(dim(v)),
+         any = TRUE)
 }
 
 # `object` as a method for `class` needs it; returns it invisibly.

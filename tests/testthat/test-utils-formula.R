@@ -44,7 +44,7 @@ test_that("every formula interface refuses bad data at the entry point with a cl
                  regexp = "more than one column", info = m)
     expect_error(fit(fm("x1 + x2"), d[0, ]), class = "noisylabels_error_formula",
                  regexp = "no rows", info = m)
-    expect_error(fit(fm("x1 + qq"), d), class = "noisylabels_error_formula",
+    expect_error(fit(fm("x1 + not_a_column_zz9"), d), class = "noisylabels_error_formula",
                  regexp = "lacks the variable", info = m)
     expect_error(fit(stats::as.formula("zz ~ x1"), d), class = "noisylabels_error_formula",
                  regexp = "lacks the response", info = m)
