@@ -30,7 +30,7 @@ test_that("per-row parts must have one value per training row; cv objects check 
   short$flip_prob <- short$flip_prob[-1]
   expect_error(noise_scores(short), class = "noisylabels_error_object", regexp = "flip_prob")
   cls3 <- factor(rep(c("a", "b", "c"), length.out = 20))
-  ovr <- suppressMessages(gpc_ep(x, cls3, multiclass = "ovr", learn_kernel = FALSE))
+  ovr <- suppressWarnings(suppressMessages(gpc_ep(x, cls3, multiclass = "ovr", learn_kernel = FALSE)))
   two <- ovr
   two$fits <- two$fits[1:2]
   expect_error(predict(two, x), class = "noisylabels_error_object", regexp = "2 fits for 3 classes")
