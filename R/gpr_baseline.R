@@ -191,6 +191,7 @@ print.gpr_baseline <- function(x, ...) {
 #' @export
 predict.gpr_baseline <- function(object, newdata = NULL, se.fit = FALSE, ...) {
   check_fit(object, "gpr_baseline")
+  check_flag(se.fit, "se.fit")
   p <- predict(object$fit, newdata, se.fit = TRUE)
   if (!is.null(object$lambda)) {
     p$fit_transformed <- p$fit
