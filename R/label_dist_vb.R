@@ -150,8 +150,9 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
   check_dots_empty("label_dist_vb", ...)
   x <- check_x_matrix(x, "x")
   prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
-  hyper <- c(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
+  hyper <- list(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
   for (nm in names(hyper)) check_number(hyper[[nm]], nm, 0, open_lower = TRUE)
+  hyper <- unlist(hyper)
   check_flag(structured, "structured")
   check_flag(exact, "exact")
   if (!exact && structured) {
