@@ -27,14 +27,14 @@ fit_specs <- list(
   gpc_ep_ovr = fit_spec("gpc_ep", "fits:list levels:lvls y:lvl:row n:one", function(o) o$n),
   sgd_robust = fit_spec("sgd_robust", "loss:list method:chr weights:fin bias:fin levels:lvls n:one d:one
                         margins:num label_kind:chr lambda:one eta:num trace:tab"),
-  label_dist_vb = fit_spec("label_dist_vb", "zeta:fin W:fin C:num x:num classes:lvl"),
+  label_dist_vb = fit_spec("label_dist_vb", "zeta:fin W:fin C:num x:num classes:lvls"),
   gpr_baseline = fit_spec("gpr_baseline", "fit:list method:chr n:one"),
   label_dist_baseline = fit_spec("label_dist_baseline", "coefficients:fin intercept:fin method:chr classes:lvl"),
   find_label_issues = fit_spec("find_label_issues", "label_issues:df task:chr method:chr estimated_issues:num"),
   noisylabels_cv = fit_spec("cv_gpr_loo or cv_sgd_robust", "results:df best:any fit:list folds:num")
 )
 fit_specs$cv_gpr_loo <- fit_specs$noisylabels_cv
-fit_specs$cv_sgd_robust <- fit_spec("cv_sgd_robust", "results:df best:any fit:list folds:num loss:chr")
+fit_specs$cv_sgd_robust <- fit_spec("cv_sgd_robust", "results:df best:list fit:list folds:num loss:chr")
 
 fit_part_ok <- function(v, kind) {
   switch(kind,
@@ -75,6 +75,10 @@ check_fit <- function(object, class, arg = deparse(substitute(object)), call = p
   if (length(wrong)) {
     abort_input(c("{.arg {arg}} is a modified {.cls {class}} object: {cli::qty(length(wrong))}part{?s} {.field {wrong}} {cli::qty(length(wrong))}{?is/are} not what {.fn {spec$maker}} made (type, length or finite values).",
                   "i" = "Refit with {.fn {spec$maker}} instead of editing the fit."),
+                class = "noisylabels_error_object", call = call)
+  }
+  if (class == "label_dist_vb" && length(parts$classes) != NCOL(parts$zeta)) {
+    abort_input("{.arg {arg}} is a modified {.cls label_dist_vb} object: {length(parts$classes)} class names for {NCOL(parts$zeta)} classes.",
                 class = "noisylabels_error_object", call = call)
   }
   if (class == "gpc_ep_ovr") {
