@@ -31,7 +31,7 @@ gpc_ep_design <- function(terms, mf, factors, call = parent.frame()) {
   list(factors = factors, categorical = cat_terms, levels = lv)
 }
 
-gpc_ep_design_matrix <- function(terms, mf, design) {
+gpc_ep_design_matrix <- function(terms, mf, design, call = parent.frame()) {
   labels <- attr(terms, "term.labels")
   cat_terms <- design$categorical
   other <- setdiff(labels, cat_terms)
@@ -40,7 +40,7 @@ gpc_ep_design_matrix <- function(terms, mf, design) {
     t2 <- if (length(cat_terms)) {
       stats::drop.terms(terms, match(cat_terms, labels), keep.response = FALSE)
     } else terms
-    mm <- stats::model.matrix(t2, mf)
+    mm <- frame_matrix(t2, mf, assign = TRUE, call = call)
     asg <- attr(mm, "assign")
     labels2 <- attr(t2, "term.labels")
   }
@@ -53,7 +53,7 @@ gpc_ep_design_matrix <- function(terms, mf, design) {
     }
   })
   xm <- do.call(cbind, cols)
-  if (is.null(xm)) abort_input("The formula has no predictors on its right-hand side.")
+  if (is.null(xm)) abort_input("The formula has no predictors on its right-hand side.", call = call)
   rownames(xm) <- rownames(mf)
   xm
 }

@@ -2,15 +2,13 @@
 
 # New inputs -> standardised matrix in the training column order.
 gpc_ep_newx <- function(object, newdata, call = parent.frame()) {
-  if (!is.null(object$terms) && !is.data.frame(newdata)) {
-    abort_input("{.arg newdata} must be a data frame for a formula fit.", call = call)
-  }
   xm <- if (!is.null(object$terms) && !is.null(object$design)) {
     # Formula fits: levels are checked against the training ones (factor
     # columns of either kind), then the design is built as in training.
     mf <- newdata_frame(object, newdata, levels = c(object$design$levels, object$xlevels),
                         call = call)
-    check_x_matrix(gpc_ep_design_matrix(stats::delete.response(object$terms), mf, object$design),
+    check_x_matrix(gpc_ep_design_matrix(stats::delete.response(object$terms), mf, object$design,
+                                        call = call),
                    "newdata", call = call)
   } else {
     newdata_design(object, newdata, ncol(object$x), call = call)
@@ -52,6 +50,7 @@ gpc_ep_prob <- function(object, mean, var) {
 #' @export
 predict.gpc_ep <- function(object, newdata = NULL, type = c("class", "prob", "link"),
                            se.fit = FALSE, ...) {
+  check_fit(object, "gpc_ep")
   type <- match_arg(type)
   if (is.null(newdata)) {
     mean <- object$latent_mean
@@ -70,10 +69,14 @@ predict.gpc_ep <- function(object, newdata = NULL, type = c("class", "prob", "li
 
 #' @rdname predict.gpc_ep
 #' @export
-fitted.gpc_ep <- function(object, ...) predict(object, type = "prob")
+fitted.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
+  predict(object, type = "prob")
+}
 
 #' @export
 residuals.gpc_ep <- function(object, type = c("response", "pearson"), ...) {
+  check_fit(object, "gpc_ep")
   type <- match_arg(type)
   p <- fitted(object)
   r <- (object$y > 0) - p
@@ -83,20 +86,26 @@ residuals.gpc_ep <- function(object, type = c("response", "pearson"), ...) {
 
 #' @export
 coef.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
   c(stats::setNames(exp(object$log_par), object$par_names), epsilon = object$epsilon)
 }
 
 #' @export
 logLik.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
   df <- sum(object$free) * object$learn_kernel + object$learn_epsilon
   structure(object$log_z, df = df, nobs = object$n, class = "logLik")
 }
 
 #' @export
-nobs.gpc_ep <- function(object, ...) object$n
+nobs.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
+  object$n
+}
 
 #' @export
 print.gpc_ep <- function(x, digits = 4, ...) {
+  check_fit(x, "gpc_ep")
   cli::cat_line(sprintf("<gpc_ep> EP Gaussian-process classifier, %s likelihood, n = %d",
                         x$likelihood, x$n))
   cli::cat_line(sprintf("  classes: %s (-1) / %s (+1)", x$levels[1], x$levels[2]))
@@ -119,6 +128,7 @@ print.gpc_ep <- function(x, digits = 4, ...) {
 
 #' @export
 summary.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
   cls <- predict(object, type = "class")
   par <- data.frame(parameter = object$par_names, value = exp(object$log_par),
                     learned = object$free & object$learn_kernel)
@@ -182,6 +192,7 @@ NULL
 #' @rdname tidy.gpc_ep
 #' @export
 tidy.gpc_ep <- function(x, ...) {
+  check_fit(x, "gpc_ep")
   data.frame(term = c(x$par_names, "epsilon"),
              estimate = c(exp(x$log_par), x$epsilon),
              learned = c(x$free & x$learn_kernel, x$learn_epsilon),
@@ -191,6 +202,7 @@ tidy.gpc_ep <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 glance.gpc_ep <- function(x, ...) {
+  check_fit(x, "gpc_ep")
   data.frame(n = x$n, log_z = x$log_z, epsilon = x$epsilon,
              training_error = mean(predict(x, type = "class") != x$y_factor),
              n_flagged = sum(label_issues(x)$flagged), converged = x$converged,
@@ -200,6 +212,7 @@ glance.gpc_ep <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 augment.gpc_ep <- function(x, data = NULL, ...) {
+  check_fit(x, "gpc_ep")
   out <- if (is.null(data)) as.data.frame(gpc_ep_original_x(x)) else as.data.frame(data)
   if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")
   out$.label <- x$y_factor
@@ -220,6 +233,7 @@ augment.gpc_ep <- function(x, data = NULL, ...) {
 
 #' @export
 print.gpc_ep_ovr <- function(x, digits = 4, ...) {
+  check_fit(x, "gpc_ep_ovr")
   cli::cat_line(sprintf("<gpc_ep_ovr> %d one-vs-rest EP classifiers, %s likelihood, n = %d",
                         length(x$fits), x$fits[[1]]$likelihood, x$n))
   for (lv in x$levels) {
@@ -235,6 +249,7 @@ print.gpc_ep_ovr <- function(x, digits = 4, ...) {
 
 #' @export
 summary.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
   cls <- predict(object, type = "class")
   per_class <- data.frame(
     class = object$levels,
@@ -267,6 +282,7 @@ print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
 #' @rdname predict.gpc_ep
 #' @export
 predict.gpc_ep_ovr <- function(object, newdata = NULL, type = c("class", "prob"), ...) {
+  check_fit(object, "gpc_ep_ovr")
   type <- match_arg(type)
   p <- vapply(object$fits, function(f) predict(f, newdata, type = "prob"),
               numeric(if (is.null(newdata)) object$n else NROW(newdata)))
@@ -278,18 +294,26 @@ predict.gpc_ep_ovr <- function(object, newdata = NULL, type = c("class", "prob")
 
 #' @rdname predict.gpc_ep
 #' @export
-fitted.gpc_ep_ovr <- function(object, ...) predict(object, type = "prob")
+fitted.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
+  predict(object, type = "prob")
+}
 
 #' @export
 coef.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
   vapply(object$fits, coef, numeric(length(coef(object$fits[[1]]))))
 }
 
 #' @export
-nobs.gpc_ep_ovr <- function(object, ...) object$n
+nobs.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
+  object$n
+}
 
 #' @export
 noise_scores.gpc_ep_ovr <- function(object, ...) {
+  check_fit(object, "gpc_ep_ovr")
   p <- predict(object, type = "prob")
   1 - p[cbind(seq_len(object$n), match(as.character(object$y), object$levels))]
 }
@@ -302,6 +326,7 @@ gpc_ep_ovr_flip_own <- function(object) {
 
 #' @export
 label_issues.gpc_ep_ovr <- function(object, fdr = 0.1, threshold = NULL, ...) {
+  check_fit(object, "gpc_ep_ovr")
   s <- noise_scores(object)
   own <- if (!is.null(threshold)) {
     check_number(threshold, "threshold", 0, 1)
@@ -329,6 +354,7 @@ label_issues.gpc_ep_ovr <- function(object, fdr = 0.1, threshold = NULL, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 tidy.gpc_ep_ovr <- function(x, ...) {
+  check_fit(x, "gpc_ep_ovr")
   out <- do.call(rbind, lapply(x$levels, function(lv) {
     cbind(class = lv, tidy(x$fits[[lv]]), stringsAsFactors = FALSE)
   }))
@@ -339,6 +365,7 @@ tidy.gpc_ep_ovr <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 glance.gpc_ep_ovr <- function(x, ...) {
+  check_fit(x, "gpc_ep_ovr")
   data.frame(n = x$n, n_classes = length(x$levels),
              training_error = mean(predict(x, type = "class") != x$y),
              n_flagged = sum(label_issues(x)$flagged),
@@ -349,6 +376,7 @@ glance.gpc_ep_ovr <- function(x, ...) {
 #' @rdname tidy.gpc_ep
 #' @export
 augment.gpc_ep_ovr <- function(x, data = NULL, ...) {
+  check_fit(x, "gpc_ep_ovr")
   out <- if (is.null(data)) as.data.frame(gpc_ep_original_x(x$fits[[1]])) else as.data.frame(data)
   if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")
   p <- predict(x, type = "prob")

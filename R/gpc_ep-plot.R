@@ -27,6 +27,7 @@
 #' @export
 plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid = 60,
                         threshold = 0.5, ...) {
+  check_fit(x, "gpc_ep")
   type <- match_arg(type)
   if (type == "auto") type <- if (gpc_ep_has_regions(x)) "regions" else "scores"
   if (type == "regions") {
@@ -95,6 +96,7 @@ gpc_ep_region_grid <- function(object, grid) {
 #' @exportS3Method ggplot2::autoplot
 autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace"), grid = 60,
                             threshold = 0.5, ...) {
+  check_fit(object, "gpc_ep")
   require_ggplot2()
   type <- match_arg(type)
   if (type == "auto") type <- if (gpc_ep_has_regions(object)) "regions" else "scores"
@@ -135,6 +137,7 @@ autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace
 #' @export
 plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
                             threshold = 0.5, ...) {
+  check_fit(x, "gpc_ep_ovr")
   type <- match_arg(type)
   f1 <- x$fits[[1]]
   if (type == "auto") type <- if (gpc_ep_has_regions(f1)) "regions" else "scores"
@@ -180,6 +183,7 @@ gpc_ep_ovr_region_grid <- function(object, grid) {
 #' @exportS3Method ggplot2::autoplot
 autoplot.gpc_ep_ovr <- function(object, type = c("auto", "regions", "scores"), grid = 60,
                                 threshold = 0.5, ...) {
+  check_fit(object, "gpc_ep_ovr")
   require_ggplot2()
   type <- match_arg(type)
   f1 <- object$fits[[1]]

@@ -182,28 +182,18 @@ gpc_ep <- function(x, ...) UseMethod("gpc_ep")
 gpc_ep.formula <- function(x, data, ..., factors = c("categorical", "dummies"), subset,
                            na.action = stats::na.fail) {
   factors <- match_arg(factors)
-  mf <- match.call(expand.dots = FALSE)
-  m <- match(c("x", "data", "subset"), names(mf), 0L)
-  mf <- mf[c(1L, m)]
-  names(mf)[names(mf) == "x"] <- "formula"
-  mf$na.action <- stats::na.pass
-  mf$drop.unused.levels <- TRUE
-  mf[[1L]] <- quote(stats::model.frame)
-  mf <- eval(mf, parent.frame())
-  if (!identical(na.action, stats::na.pass)) {
-    bad <- !stats::complete.cases(mf)
-    if (any(bad)) {
-      if (identical(na.action, stats::na.omit) || identical(na.action, "na.omit")) {
-        mf <- mf[!bad, , drop = FALSE]
-      } else {
-        abort_input(c("The data contain missing values (first in row {which(bad)[1]}).",
-                      "i" = "Remove them or use {.code na.action = na.omit}."))
-      }
-    }
+  if (missing(data)) abort_input("The formula interface needs {.arg data}, a data frame.")
+  # `subset` is evaluated in `data`, as model.frame() would.
+  rows <- if (missing(subset)) NULL else {
+    tryCatch(eval(substitute(subset), as.data.frame(data), parent.frame()), error = function(e) {
+      abort_input(c("Could not evaluate {.arg subset} in {.arg data}.", "x" = conditionMessage(e)),
+                  class = "noisylabels_error_formula")
+    })
   }
-  tt <- stats::terms(mf)
-  y <- stats::model.response(mf)
-  if (is.null(y)) abort_input("The formula has no response (label) on its left-hand side.")
+  frame <- model_frame(x, data, na.action, subset = rows)
+  mf <- frame$frame
+  tt <- frame$terms
+  y <- frame$y
   terms <- stats::delete.response(tt)
   design <- gpc_ep_design(terms, mf, factors)
   xm <- gpc_ep_design_matrix(terms, mf, design)
@@ -214,7 +204,7 @@ gpc_ep.formula <- function(x, data, ..., factors = c("categorical", "dummies"), 
     gpc_ep.default(xm, y, kernel = kernel, ...)
   }
   fit <- fit_xy(...)
-  xlevels <- stats::.getXlevels(tt, mf)
+  xlevels <- frame$xlevels
   if (inherits(fit, "gpc_ep_ovr")) {
     # each binary fit predicts from data frames on its own
     fit$fits <- lapply(fit$fits, function(f) {
@@ -292,7 +282,10 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
 #' @rdname gpc_ep
 #' @param object A `gpc_ep` fit.
 #' @export
-noise_scores.gpc_ep <- function(object, ...) object$flip_prob
+noise_scores.gpc_ep <- function(object, ...) {
+  check_fit(object, "gpc_ep")
+  object$flip_prob
+}
 
 #' @rdname gpc_ep
 #' @param fdr Flag the labels whose q-value (computed from the posterior flip
@@ -302,6 +295,7 @@ noise_scores.gpc_ep <- function(object, ...) object$flip_prob
 #'   flip probability exceeds it instead.
 #' @export
 label_issues.gpc_ep <- function(object, fdr = 0.1, threshold = NULL, ...) {
+  check_fit(object, "gpc_ep")
   s <- noise_scores(object)
   own <- if (!is.null(threshold)) {
     check_number(threshold, "threshold", 0, 1)

@@ -171,6 +171,7 @@ trimmed_mll_subset <- function(fit, x, y, n_trim) {
 
 #' @export
 print.gpr_baseline <- function(x, ...) {
+  check_fit(x, "gpr_baseline")
   on.exit(cli::cat_line("  covariance: ", pursuit_approx_text(x$fit)), add = TRUE)
   cli::cat_line("Baseline GP regression: ", x$method,
                 if (!is.null(x$lambda)) sprintf(" (lambda = %.3f)", x$lambda) else "",
@@ -188,7 +189,9 @@ print.gpr_baseline <- function(x, ...) {
 #'   transformed scale for Yeo-Johnson)?
 #' @param ... Unused.
 #' @export
-predict.gpr_baseline <- function(object, newdata, se.fit = FALSE, ...) {
+predict.gpr_baseline <- function(object, newdata = NULL, se.fit = FALSE, ...) {
+  check_fit(object, "gpr_baseline")
+  check_flag(se.fit, "se.fit")
   p <- predict(object$fit, newdata, se.fit = TRUE)
   if (!is.null(object$lambda)) {
     p$fit_transformed <- p$fit

@@ -61,6 +61,7 @@ pursuit_approx_text <- function(x) {
 #' @export
 predict.gpr_pursuit <- function(object, newdata = NULL, type = c("response", "latent"),
                                 se.fit = FALSE, average = object$average, ...) {
+  check_fit(object, "gpr_pursuit")
   type <- match_arg(type)
   check_flag(se.fit, "se.fit"); check_flag(average, "average")
   pursuit_predict_std(object, pursuit_newx(object, newdata), se.fit, average)
@@ -86,15 +87,20 @@ pursuit_predict_std <- function(object, xs, se.fit = FALSE, average = object$ave
 }
 
 #' @export
-fitted.gpr_pursuit <- function(object, ...) predict(object, NULL, average = FALSE)
+fitted.gpr_pursuit <- function(object, ...) {
+  check_fit(object, "gpr_pursuit")
+  predict(object, NULL, average = FALSE)
+}
 
 #' @export
 residuals.gpr_pursuit <- function(object, ...) {
+  check_fit(object, "gpr_pursuit")
   object$y_center + object$y_scale * object$y - stats::fitted(object)
 }
 
 #' @export
 coef.gpr_pursuit <- function(object, ...) {
+  check_fit(object, "gpr_pursuit")
   k <- object$kernel
   kp <- unlist(lapply(names(k$par), function(g) {
     v <- k$par[[g]]
@@ -106,17 +112,22 @@ coef.gpr_pursuit <- function(object, ...) {
 
 #' @export
 logLik.gpr_pursuit <- function(object, ...) {
+  check_fit(object, "gpr_pursuit")
   ll <- object$trace$loglik[object$selected]
   structure(ll, df = object$n_par + length(object$support), nobs = object$n, class = "logLik")
 }
 
 #' @export
-nobs.gpr_pursuit <- function(object, ...) object$n
+nobs.gpr_pursuit <- function(object, ...) {
+  check_fit(object, "gpr_pursuit")
+  object$n
+}
 
 #' @rdname gpr_pursuit
 #' @param object A `gpr_pursuit` fit.
 #' @export
 noise_scores.gpr_pursuit <- function(object, ...) {
+  check_fit(object, "gpr_pursuit")
   # rho_star: fitted rho on the support, Lemma-1 optimum elsewhere (fits
   # made before it existed fall back to rho)
   rho <- object$rho_star %||% object$rho
@@ -136,6 +147,7 @@ noise_scores.gpr_pursuit <- function(object, ...) {
 #'   with a 90% interval.
 #' @export
 label_issues.gpr_pursuit <- function(object, threshold = NULL, fdr = NULL, tolerance = NULL, ...) {
+  check_fit(object, "gpr_pursuit")
   check_tolerance(tolerance, object$n)
   sc <- noise_scores(object)
   w <- gpr_pursuit_wrong(object, tolerance)
@@ -157,6 +169,7 @@ label_issues.gpr_pursuit <- function(object, threshold = NULL, fdr = NULL, toler
 
 #' @export
 print.gpr_pursuit <- function(x, ...) {
+  check_fit(x, "gpr_pursuit")
   cli::cat_line("Robust GP regression by relevance pursuit (", x$direction, ", ",
                 x$parameterization, ", selection ", x$selection %||% "botorch",
                 if (isTRUE(x$refine)) " + refinement" else "", ")")
@@ -186,6 +199,7 @@ print.gpr_pursuit <- function(x, ...) {
 
 #' @export
 summary.gpr_pursuit <- function(object, ...) {
+  check_fit(object, "gpr_pursuit")
   structure(list(call = object$call, n = object$n, direction = object$direction,
                  parameterization = object$parameterization, coef = coef(object),
                  trace = object$trace, selected = object$selected, support = object$support,
@@ -233,6 +247,7 @@ print.summary.gpr_pursuit <- function(x, ...) {
 #' plot(gpr_pursuit(x, y, direction = "forward", n_outliers = 0:4))
 #' @export
 plot.gpr_pursuit <- function(x, which = 1:2, ...) {
+  check_fit(x, "gpr_pursuit")
   if (length(which) > 1) {
     op <- graphics::par(mfrow = c(1, length(which)))
     on.exit(graphics::par(op))
@@ -275,6 +290,7 @@ plot.gpr_pursuit <- function(x, which = 1:2, ...) {
 #' @return `autoplot()`: a ggplot object.
 #' @exportS3Method ggplot2::autoplot
 autoplot.gpr_pursuit <- function(object, type = c("data", "posterior"), ...) {
+  check_fit(object, "gpr_pursuit")
   if (!requireNamespace("ggplot2", quietly = TRUE)) {
     abort_input("Package {.pkg ggplot2} is needed for {.fn autoplot}.")
   }
@@ -319,6 +335,7 @@ NULL
 #' @rdname tidy.gpr_pursuit
 #' @export
 tidy.gpr_pursuit <- function(x, ...) {
+  check_fit(x, "gpr_pursuit")
   cf <- coef(x)
   data.frame(term = names(cf), estimate = unname(cf), stringsAsFactors = FALSE)
 }
@@ -326,6 +343,7 @@ tidy.gpr_pursuit <- function(x, ...) {
 #' @rdname tidy.gpr_pursuit
 #' @export
 glance.gpr_pursuit <- function(x, ...) {
+  check_fit(x, "gpr_pursuit")
   data.frame(n = x$n, n_outliers = length(x$support), logLik = as.numeric(logLik(x)),
              sigma = sqrt(x$sigma2), posterior = x$trace$posterior[x$selected],
              factorizations = x$factorizations, converged = x$converged,
@@ -335,6 +353,7 @@ glance.gpr_pursuit <- function(x, ...) {
 #' @rdname tidy.gpr_pursuit
 #' @export
 augment.gpr_pursuit <- function(x, data = NULL, ...) {
+  check_fit(x, "gpr_pursuit")
   out <- data.frame(.response = x$y_center + x$y_scale * x$y)
   out$.fitted <- stats::fitted(x)
   out$.resid <- out$.response - out$.fitted

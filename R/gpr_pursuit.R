@@ -263,18 +263,11 @@ gpr_pursuit.formula <- function(x, data, ...) {
                   "i" = "Call {.code gpr_pursuit(y ~ x1, data = d)}, or {.code gpr_pursuit(x, y)} with a matrix."),
                 class = "noisylabels_error_input")
   }
-  mf <- stats::model.frame(formula, data, na.action = stats::na.fail)
-  tt <- stats::terms(mf)
-  attr(tt, "intercept") <- 0L
-  x <- stats::model.matrix(tt, mf)
-  attr(x, "assign") <- NULL
-  attr(x, "contrasts") <- NULL
-  y <- stats::model.response(mf)
-  fit <- gpr_pursuit.default(x, y, ...)
-  fit$terms <- stats::delete.response(tt)
-  fit$xlevels <- stats::.getXlevels(tt, mf)
-  fit$call <- match.call()
-  fit
+  # No intercept column: factors get one input column per level.
+  design <- formula_design(formula, data, stats::na.fail, intercept = "none")
+  fit <- gpr_pursuit.default(design$x, design$y, ...)
+  design$terms <- stats::delete.response(design$terms)
+  attach_formula(fit, design, match.call())
 }
 
 #' @rdname gpr_pursuit

@@ -30,6 +30,7 @@ NULL
 #' @export
 as.data.frame.find_label_issues <- function(x, row.names = NULL, optional = FALSE, ...,
                                             data = NULL, order = c("score", "row")) {
+  check_fit(x, "find_label_issues")
   order <- match_arg(order)
   df <- as.data.frame(unclass(x$label_issues), stringsAsFactors = FALSE)
   if (order == "row") df <- df[order(df$row), , drop = FALSE]
@@ -41,6 +42,7 @@ as.data.frame.find_label_issues <- function(x, row.names = NULL, optional = FALS
 #' @rdname find_label_issues-convert
 #' @exportS3Method tibble::as_tibble
 as_tibble.find_label_issues <- function(x, ..., data = NULL, order = c("score", "row")) {
+  check_fit(x, "find_label_issues")
   if (!requireNamespace("tibble", quietly = TRUE)) {
     abort_input("{.fn as_tibble} needs the {.pkg tibble} package; use {.fn as.data.frame} instead.",
                 class = "noisylabels_error_missing_package")

@@ -269,26 +269,17 @@ find_label_issues <- function(x, ...) {
 #' @rdname find_label_issues
 #' @export
 find_label_issues.formula <- function(x, data, ..., na.action = stats::na.omit) {
-  if (missing(data) || !is.data.frame(data)) {
-    abort_input("The formula interface needs {.arg data}, a data frame.")
-  }
-  mf <- tryCatch(stats::model.frame(x, data = data, na.action = na.action),
-                 error = function(e) {
-                   abort_input(c("Could not build the model frame.", "x" = conditionMessage(e),
-                                 "i" = "Check the variable names; remove or impute missing values."))
-                 })
-  y <- stats::model.response(mf)
-  if (is.null(y)) abort_input("The formula has no response on its left-hand side.")
-  xm <- stats::model.matrix(stats::terms(mf), mf)
-  xm <- xm[, colnames(xm) != "(Intercept)", drop = FALSE]
-  if (ncol(xm) == 0) abort_input("The formula has no predictors.")
+  if (missing(data)) abort_input("The formula interface needs {.arg data}, a data frame.")
+  design <- formula_design(x, data, na.action)
+  xm <- design$x
+  y <- design$y
   res <- find_label_issues.default(xm, y, ...)
   # Rows dropped by na.action: report issues by the row numbers of `data`.
-  kept <- seq_len(nrow(data))
-  if (!is.null(attr(mf, "na.action"))) kept <- kept[-attr(mf, "na.action")]
+  kept <- seq_len(nrow(design$frame) + length(design$na.action))
+  if (!is.null(design$na.action)) kept <- kept[-design$na.action]
   res$label_issues$row <- kept[res$label_issues$row]
   res$data_rows <- kept
-  res$n_data <- nrow(data)
+  res$n_data <- length(kept) + length(design$na.action)
   res$response <- all.vars(x)[1]
   res$call <- match.call()
   res
@@ -482,19 +473,37 @@ new_find_label_issues <- function(x) {
 
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpr_loo <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpr_loo <- function(x, ...) {
+  check_fit(x, "gpr_loo")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpr_pursuit <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpr_pursuit <- function(x, ...) {
+  check_fit(x, "gpr_pursuit")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpc_ep <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpc_ep <- function(x, ...) {
+  check_fit(x, "gpc_ep")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpc_ep_ovr <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.gpc_ep_ovr <- function(x, ...) {
+  check_fit(x, "gpc_ep_ovr")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.sgd_robust <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.sgd_robust <- function(x, ...) {
+  check_fit(x, "sgd_robust")
+  issues_from_fit(x, ..., call = match.call())
+}
 #' @rdname find_label_issues
 #' @export
-find_label_issues.label_dist_vb <- function(x, ...) issues_from_fit(x, ..., call = match.call())
+find_label_issues.label_dist_vb <- function(x, ...) {
+  check_fit(x, "label_dist_vb")
+  issues_from_fit(x, ..., call = match.call())
+}

@@ -22,11 +22,15 @@ NULL
 
 #' @rdname find_label_issues-methods
 #' @export
-label_issues.find_label_issues <- function(object, ...) object$label_issues
+label_issues.find_label_issues <- function(object, ...) {
+  check_fit(object, "find_label_issues")
+  object$label_issues
+}
 
 #' @rdname find_label_issues-methods
 #' @export
 noise_scores.find_label_issues <- function(object, ...) {
+  check_fit(object, "find_label_issues")
   li <- object$label_issues
   li$score[order(li$row)]
 }
@@ -34,6 +38,7 @@ noise_scores.find_label_issues <- function(object, ...) {
 #' @rdname find_label_issues-methods
 #' @export
 print.find_label_issues <- function(x, n = 5, ...) {
+  check_fit(x, "find_label_issues")
   li <- x$label_issues
   est <- if (!is.null(x$wrong_count)) x$wrong_count$estimate else x$estimated_issues
   cli::cat_line(sprintf("Label issues (%s): %d of %d labels flagged, %.0f estimated wrong",
@@ -55,6 +60,7 @@ print.find_label_issues <- function(x, n = 5, ...) {
 #' @rdname find_label_issues-methods
 #' @export
 summary.find_label_issues <- function(object, ...) {
+  check_fit(object, "find_label_issues")
   li <- object$label_issues
   out <- list(task = object$task, method = object$method, n = nrow(li),
               flagged = sum(li$flagged), estimated_issues = object$estimated_issues,
@@ -146,6 +152,7 @@ top_issue_frame <- function(object, n) {
 #' @rdname find_label_issues-methods
 #' @export
 plot.find_label_issues <- function(x, which = c("scores", "top"), n = 20, ...) {
+  check_fit(x, "find_label_issues")
   which <- match_arg(which)
   li <- x$label_issues
   if (which == "scores") {
@@ -175,6 +182,7 @@ plot.find_label_issues <- function(x, which = c("scores", "top"), n = 20, ...) {
 #' @rdname find_label_issues-methods
 #' @exportS3Method ggplot2::autoplot
 autoplot.find_label_issues <- function(object, which = c("scores", "top"), n = 20, ...) {
+  check_fit(object, "find_label_issues")
   require_ggplot2()
   which <- match_arg(which)
   li <- as.data.frame(unclass(object$label_issues))
@@ -286,12 +294,14 @@ replace_labels <- function(col, rows, new) {
 #'   `flagged`, `estimated_issues` and `time`.
 #' @export
 tidy.find_label_issues <- function(x, ...) {
+  check_fit(x, "find_label_issues")
   as.data.frame(unclass(x$label_issues), stringsAsFactors = FALSE)
 }
 
 #' @rdname find_label_issues-methods
 #' @export
 glance.find_label_issues <- function(x, ...) {
+  check_fit(x, "find_label_issues")
   data.frame(task = x$task, method = x$method, n = x$n, flagged = sum(x$label_issues$flagged),
              estimated_issues = x$estimated_issues, time = x$time %||% NA_real_,
              stringsAsFactors = FALSE)

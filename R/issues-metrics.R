@@ -27,6 +27,19 @@ detection_metrics <- function(scores, truth, recall = c(0.7, 0.95), inferred = N
                               actual = NULL) {
   if (!is.numeric(scores) || anyNA(scores)) abort_input("{.arg scores} must be numeric without NA.")
   n <- length(scores)
+  if (!(is.logical(truth) || is.numeric(truth)) || !is.null(dim(truth))) {
+    abort_input("{.arg truth} must be a logical vector (one entry per score) or the indices of the corrupted labels.")
+  }
+  if (is.numeric(truth) && anyNA(truth)) abort_input("{.arg truth} contains NA.")
+  if (!is.numeric(recall) || !length(recall) || anyNA(recall) || any(recall <= 0 | recall > 1)) {
+    abort_input("{.arg recall} must be numbers in (0, 1].")
+  }
+  for (a in c("inferred", "actual")) {
+    v <- get(a)
+    if (!is.null(v) && (!is.numeric(v) || any(!is.finite(v)))) {
+      abort_input("{.arg {a}} must be a vector of finite numbers.")
+    }
+  }
   if (is.numeric(truth) && !all(truth %in% c(0, 1)) || (is.numeric(truth) && length(truth) != n)) {
     if (any(truth < 1 | truth > n | truth != round(truth))) {
       abort_input("Indices in {.arg truth} must lie in 1..{n}.")

@@ -75,6 +75,7 @@ label_dist_baseline <- function(x, groups, label_dist, method = c("ridge", "mten
 #' @param ... Unused.
 #' @export
 predict.label_dist_baseline <- function(object, newdata = NULL, type = c("class", "score"), ...) {
+  check_fit(object, "label_dist_baseline")
   type <- match_arg(type)
   xm <- if (is.null(newdata)) object$x else check_x_matrix(newdata, "newdata")
   if (ncol(xm) != nrow(object$coefficients)) {
@@ -86,10 +87,14 @@ predict.label_dist_baseline <- function(object, newdata = NULL, type = c("class"
 }
 
 #' @export
-coef.label_dist_baseline <- function(object, ...) rbind(`(Intercept)` = object$intercept, object$coefficients)
+coef.label_dist_baseline <- function(object, ...) {
+  check_fit(object, "label_dist_baseline")
+  rbind(`(Intercept)` = object$intercept, object$coefficients)
+}
 
 #' @export
 print.label_dist_baseline <- function(x, ...) {
+  check_fit(x, "label_dist_baseline")
   cli::cat_line(sprintf("Group-mean %s baseline (lambda = %s): %d groups, %d features, %d classes",
                         if (x$method == "ridge") "ridge" else "multi-task elastic net",
                         format(x$lambda), x$n_groups, nrow(x$coefficients), length(x$classes)))

@@ -1,11 +1,8 @@
 # Methods for label_dist_vb fits.
 
-ld_newdata_matrix <- function(object, newdata) {
+ld_newdata_matrix <- function(object, newdata, call = parent.frame()) {
   if (is.null(newdata)) return(object$x)
-  if (!is.null(object$terms) && !is.data.frame(newdata)) {
-    abort_input("{.arg newdata} must be a data frame for a formula fit.")
-  }
-  newdata_design(object, newdata, ncol(object$W), drop_intercept = FALSE)
+  newdata_design(object, newdata, ncol(object$W), drop_intercept = FALSE, call = call)
 }
 
 #' Predict true classes of new instances from a label_dist_vb fit
@@ -29,6 +26,7 @@ ld_newdata_matrix <- function(object, newdata) {
 #' predict(fit, sim$x_test, type = "prob")
 #' @export
 predict.label_dist_vb <- function(object, newdata = NULL, type = c("class", "prob"), ...) {
+  check_fit(object, "label_dist_vb")
   type <- match_arg(type)
   xm <- ld_newdata_matrix(object, newdata)
   p <- ld_softmax(xm %*% t(object$W))
@@ -38,19 +36,32 @@ predict.label_dist_vb <- function(object, newdata = NULL, type = c("class", "pro
 }
 
 #' @export
-fitted.label_dist_vb <- function(object, ...) object$zeta
+fitted.label_dist_vb <- function(object, ...) {
+  check_fit(object, "label_dist_vb")
+  object$zeta
+}
 
 #' @export
-residuals.label_dist_vb <- function(object, ...) object$label_dist - object$reconstructed
+residuals.label_dist_vb <- function(object, ...) {
+  check_fit(object, "label_dist_vb")
+  object$label_dist - object$reconstructed
+}
 
 #' @export
-coef.label_dist_vb <- function(object, ...) object$W
+coef.label_dist_vb <- function(object, ...) {
+  check_fit(object, "label_dist_vb")
+  object$W
+}
 
 #' @export
-nobs.label_dist_vb <- function(object, ...) object$n_instances
+nobs.label_dist_vb <- function(object, ...) {
+  check_fit(object, "label_dist_vb")
+  object$n_instances
+}
 
 #' @export
 print.label_dist_vb <- function(x, digits = 3, ...) {
+  check_fit(x, "label_dist_vb")
   cli::cat_line(sprintf("Classifier from noisy label distributions (%s, variational EM)",
                         if (x$structured) "structured mean field" else "mean field"))
   cli::cat_line(sprintf("  %d instances, %d groups, %d memberships, %d classes, %d features",
@@ -69,6 +80,7 @@ print.label_dist_vb <- function(x, digits = 3, ...) {
 
 #' @export
 summary.label_dist_vb <- function(object, ...) {
+  check_fit(object, "label_dist_vb")
   cls <- object$classes[max.col(object$zeta, ties.method = "first")]
   out <- list(
     structured = object$structured, n_instances = object$n_instances, n_groups = object$n_groups,
@@ -122,6 +134,7 @@ print.summary.label_dist_vb <- function(x, digits = 3, ...) {
 #' head(noise_scores(fit, level = "group"))
 #' @export
 noise_scores.label_dist_vb <- function(object, level = c("instance", "group"), ...) {
+  check_fit(object, "label_dist_vb")
   level <- match_arg(level)
   if (level == "instance") return(1 - apply(object$zeta, 1, max))
   dev <- rowSums((object$label_dist - object$reconstructed)^2)
@@ -152,6 +165,7 @@ noise_scores.label_dist_vb <- function(object, level = c("instance", "group"), .
 #' label_issues(fit, level = "group")
 #' @export
 label_issues.label_dist_vb <- function(object, level = c("instance", "group"), threshold = NULL, ...) {
+  check_fit(object, "label_dist_vb")
   level <- match_arg(level)
   score <- noise_scores(object, level = level)
   M <- length(object$classes)
@@ -190,6 +204,7 @@ label_issues.label_dist_vb <- function(object, level = c("instance", "group"), t
 #' @name tidy.label_dist_vb
 #' @export
 tidy.label_dist_vb <- function(x, matrix = c("W", "C"), ...) {
+  check_fit(x, "label_dist_vb")
   matrix <- match_arg(matrix)
   if (matrix == "W") {
     W <- x$W
@@ -205,6 +220,7 @@ tidy.label_dist_vb <- function(x, matrix = c("W", "C"), ...) {
 #' @rdname tidy.label_dist_vb
 #' @export
 glance.label_dist_vb <- function(x, ...) {
+  check_fit(x, "label_dist_vb")
   h <- x$hyper
   data.frame(n_instances = x$n_instances, n_groups = x$n_groups, n_pairs = x$n_pairs,
              n_classes = length(x$classes), elbo = x$elbo, iterations = x$iterations,
@@ -215,6 +231,7 @@ glance.label_dist_vb <- function(x, ...) {
 #' @rdname tidy.label_dist_vb
 #' @export
 augment.label_dist_vb <- function(x, data = NULL, ...) {
+  check_fit(x, "label_dist_vb")
   out <- if (is.null(data)) as.data.frame(x$x) else as.data.frame(data)
   if (nrow(out) != x$n_instances) {
     abort_input("{.arg data} has {nrow(out)} row{?s}; the fit has {x$n_instances} instances.")
@@ -243,6 +260,7 @@ augment.label_dist_vb <- function(x, data = NULL, ...) {
 #' if (requireNamespace("ggplot2", quietly = TRUE)) ggplot2::autoplot(fit, type = "confusion")
 #' @export
 plot.label_dist_vb <- function(x, type = c("elbo", "confusion"), ...) {
+  check_fit(x, "label_dist_vb")
   type <- match_arg(type)
   if (type == "elbo") {
     it <- seq_along(x$elbo_trace) - 1L
@@ -264,6 +282,7 @@ plot.label_dist_vb <- function(x, type = c("elbo", "confusion"), ...) {
 #' @rdname plot.label_dist_vb
 #' @exportS3Method ggplot2::autoplot
 autoplot.label_dist_vb <- function(object, type = c("elbo", "confusion"), ...) {
+  check_fit(object, "label_dist_vb")
   require_ggplot2()
   type <- match_arg(type)
   if (type == "elbo") {

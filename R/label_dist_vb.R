@@ -130,20 +130,11 @@ label_dist_vb <- function(x, ...) UseMethod("label_dist_vb")
 #' @rdname label_dist_vb
 #' @export
 label_dist_vb.formula <- function(x, data, groups, label_dist, ...) {
-  if (missing(data)) abort_input("The formula interface needs {.arg data}.")
-  if (length(x) != 2L) {
-    abort_input(c("{.arg x} must be a one-sided formula {.code ~ features}.",
-                  "i" = "The labels come from {.arg label_dist}, not from a response."))
-  }
-  tt <- stats::terms(x, data = data)
-  mf <- stats::model.frame(tt, data = data, na.action = stats::na.pass)  # NA checked below
-  xm <- stats::model.matrix(tt, mf)
-  attr(xm, "assign") <- NULL
-  fit <- label_dist_vb.default(xm, groups = groups, label_dist = label_dist, ...)
-  fit$terms <- stats::delete.response(tt)
-  fit$xlevels <- stats::.getXlevels(tt, mf)
-  fit$call <- match.call()
-  fit
+  if (missing(data)) abort_input("The formula interface needs {.arg data}, a data frame.")
+  # Rows line up with `groups`: missing values are an error, not dropped.
+  design <- formula_design(x, data, stats::na.fail, intercept = "keep", response = "none")
+  fit <- label_dist_vb.default(design$x, groups = groups, label_dist = label_dist, ...)
+  attach_formula(fit, design, match.call())
 }
 
 #' @rdname label_dist_vb
@@ -159,8 +150,9 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
   check_dots_empty("label_dist_vb", ...)
   x <- check_x_matrix(x, "x")
   prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
-  hyper <- c(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
+  hyper <- list(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
   for (nm in names(hyper)) check_number(hyper[[nm]], nm, 0, open_lower = TRUE)
+  hyper <- unlist(hyper)
   check_flag(structured, "structured")
   check_flag(exact, "exact")
   if (!exact && structured) {

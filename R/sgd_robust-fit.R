@@ -131,3 +131,28 @@ sgd_progress <- function(epochs, show) {
     invisible(NULL)
   }
 }
+
+# What the fit records besides the model: the settings as used and the
+# bookkeeping of the run.
+sgd_fit_record <- function(res, opts, cfg, inp, warm) {
+  early_stop <- inp$patience > 0L
+  list(eta_initial = if (cfg$method == "pegasos") NA_real_ else opts$eta,
+       eta_auto = is.null(cfg$eta) && cfg$method != "pegasos", tol = cfg$tol, seed = cfg$seed,
+       option = cfg$option, bias_mode = cfg$bias, bias_step = cfg$bias_step,
+       epochs = cfg$epochs, warm_start = if (warm) "hinge" else "none",
+       step_guard = cfg$guard, case_weights = inp$case_w$weight,
+       class_weight = inp$case_w$class_weight, record_iterates = cfg$record_iterates,
+       t_final = res$t_final, lambda = cfg$lambda, penalty = cfg$penalty,
+       lambda_l2 = cfg$lambda_l2, lambda_l1 = cfg$lambda_l1,
+       l1_ratio = if (cfg$penalty == "elasticnet") cfg$l1_ratio else NULL,
+       row_index = inp$row_index,
+       early_stopping = if (early_stop) list(
+         n_iter_no_change = inp$patience, best_epoch = res$best_epoch,
+         stopped_early = res$stopped_early,
+         validation_rows = if (!is.null(inp$row_index)) {
+           setdiff(seq_len(inp$n_total + length(inp$y_valid)), inp$row_index)
+         }) else NULL,
+       chunk_rows = if (inp$chunked) inp$chunk_rows else NULL,
+       shards = cfg$shards, shard_rows = res$shard_rows, epoch_seconds = res$epoch_seconds,
+       source = if (inp$from_file) inp$files else NULL)
+}

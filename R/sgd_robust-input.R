@@ -124,8 +124,16 @@ sgd_training_labels <- function(inp, cfg, class_weight, call = parent.frame()) {
   multiclass <- cfg$multiclass
   if (inp$from_file) {
     scan <- sgd_scan_files(inp$files, inp$chunk_rows, call = call)
+    n_total <- sum(vapply(scan, function(z) as.double(z$n), 0))
+    shards <- min(cfg$shards, n_total)
+    if (shards > max(length(scan), length(inp$files))) {
+      # Fewer chunks than shards (and too few files to give one each):
+      # smaller chunks, so that every shard reads some rows.
+      inp$chunk_rows <- as.integer(ceiling(n_total / shards))
+      scan <- sgd_scan_files(inp$files, inp$chunk_rows, call = call)
+    }
     inp$scan <- scan
-    inp$n_total <- sum(vapply(scan, function(z) as.double(z$n), 0))
+    inp$n_total <- n_total
     if (!inp$n_total) {
       abort_input("{.file {inp$files}} contain{?s/} no data lines.", class = "noisylabels_error_file",
                   call = call)

@@ -18,7 +18,8 @@
 #' smooth_ramp_params(-0.5)
 #' @export
 smooth_ramp_params <- function(s, refit = FALSE) {
-  check_number(s, "s", upper = 1, open_upper = TRUE)
+  # below about -1e6 the fit's logistic is flat on the grid of z in [-5, 5]
+  check_number(s, "s", lower = -1e6, upper = 1, open_upper = TRUE)
   check_flag(refit, "refit")
   published <- list(c(-0.7, 3, -0.15), c(-1, 2, -0.03), c(-2, 1.5, 0.5))
   if (!refit) {
@@ -39,6 +40,7 @@ smooth_ramp_params <- function(s, refit = FALSE) {
 # Loss description passed to C++.
 sgd_loss_spec <- function(loss, s = -1, alpha = NULL, beta = NULL, c = 2, call = parent.frame()) {
   check_number(c, "c", lower = 0, open_lower = TRUE, call = call)
+  warn_unused_loss_params(loss, s, alpha, beta, c, call = call)
   if (loss %in% c("ramp", "smooth_ramp")) {
     check_number(s, "s", upper = 1, open_upper = TRUE, call = call)
   } else {
@@ -55,4 +57,22 @@ sgd_loss_spec <- function(loss, s = -1, alpha = NULL, beta = NULL, c = 2, call =
     beta <- -0.03
   }
   list(name = loss, s = s, alpha = alpha, beta = beta, c = c)
+}
+
+# Loss parameters given (other than their defaults) for a loss that does not
+# read them: say so rather than ignore them silently.
+warn_unused_loss_params <- function(loss, s, alpha, beta, c, call = parent.frame()) {
+  uses <- switch(loss, smooth_ramp = c("s", "alpha", "beta"), ramp = "s", gompertz = "c",
+                 character())
+  given <- c(s = !identical(s, -1) && !identical(s, -1L), alpha = !is.null(alpha),
+             beta = !is.null(beta), c = !identical(c, 2) && !identical(c, 2L))
+  unused <- setdiff(names(given)[given], uses)
+  if (length(unused)) {
+    users <- c(s = "ramp and smooth_ramp", alpha = "smooth_ramp", beta = "smooth_ramp", c = "gompertz")
+    cli::cli_warn(c("{.code loss = \"{loss}\"} does not use {.arg {unused}}; {cli::qty(length(unused))}{?it is/they are} ignored.",
+                    stats::setNames(vapply(unused, function(p) cli::format_inline("{.arg {p}} is a parameter of {users[[p]]}."), ""),
+                                    rep("i", length(unused)))),
+                  class = c("noisylabels_warning_unused_argument", "noisylabels_warning"), call = call)
+  }
+  invisible(unused)
 }

@@ -19,12 +19,7 @@ sgd_method_label <- function(object) {
 
 # Design matrix for new data in the layout of the training data.
 sgd_newx <- function(object, newdata, call = parent.frame()) {
-  if (!is.null(object$terms)) {
-    if (!is.data.frame(newdata)) {
-      abort_input("{.arg newdata} must be a data frame for a fit from the formula interface.", call = call)
-    }
-    return(newdata_design(object, newdata, object$d, call = call))
-  }
+  if (!is.null(object$terms)) return(newdata_design(object, newdata, object$d, call = call))
   x <- newdata
   if (inherits(x, "sparseMatrix")) {
     if (ncol(x) != object$d) abort_input("{.arg newdata} has {ncol(x)} column{?s}; the fit has {object$d}.", call = call)
@@ -107,6 +102,7 @@ sgd_classes <- function(object, positive) {
 #' @export
 predict.sgd_robust <- function(object, newdata = NULL, type = c("class", "link", "prob"),
                                chunk_rows = 100000L, ...) {
+  check_fit(object, "sgd_robust")
   type <- match_arg(type)
   if (is.null(newdata)) {
     f <- fitted(object)
@@ -124,15 +120,20 @@ predict.sgd_robust <- function(object, newdata = NULL, type = c("class", "link",
 
 #' @export
 fitted.sgd_robust <- function(object, ...) {
+  check_fit(object, "sgd_robust")
   if (!is.null(object$multiclass)) return(object$decision)
   object$margins * object$y
 }
 
 #' @export
-coef.sgd_robust <- function(object, ...) object$coefficients
+coef.sgd_robust <- function(object, ...) {
+  check_fit(object, "sgd_robust")
+  object$coefficients
+}
 
 #' @export
 print.sgd_robust <- function(x, ...) {
+  check_fit(x, "sgd_robust")
   cli::cat_line("Robust-loss SGD linear classifier (Han, Tsang & Chen 2016)")
   cli::cat_line("  loss:    ", sgd_loss_label(x$loss))
   cli::cat_line("  method:  ", sgd_method_label(x))
@@ -180,6 +181,7 @@ print.sgd_robust <- function(x, ...) {
 #' summary(sgd_robust(x, y, loss = "gompertz", lambda = 1e-3))
 #' @export
 summary.sgd_robust <- function(object, ...) {
+  check_fit(object, "sgd_robust")
   w <- object$coefficients
   if (is.matrix(w)) {
     w <- stats::setNames(as.vector(w), paste0(rownames(w)[row(w)], ":", colnames(w)[col(w)]))
@@ -227,6 +229,7 @@ print.summary.sgd_robust <- function(x, ...) {
 #' plot(sgd_robust(x, y, lambda = 1e-3, x_valid = x, y_valid = y))
 #' @export
 plot.sgd_robust <- function(x, ...) {
+  check_fit(x, "sgd_robust")
   tr <- x$trace
   op <- graphics::par(mfrow = c(1, 2))
   on.exit(graphics::par(op))
@@ -255,6 +258,7 @@ plot.sgd_robust <- function(x, ...) {
 #' ggplot2::autoplot(sgd_robust(x, y, lambda = 1e-3))
 #' @exportS3Method ggplot2::autoplot
 autoplot.sgd_robust <- function(object, ...) {
+  check_fit(object, "sgd_robust")
   require_ggplot2()
   tr <- object$trace
   long <- rbind(
@@ -296,6 +300,7 @@ NULL
 #' @rdname sgd_robust_tidiers
 #' @export
 tidy.sgd_robust <- function(x, ...) {
+  check_fit(x, "sgd_robust")
   cf <- x$coefficients
   if (is.matrix(cf)) {
     return(data.frame(class = colnames(cf)[col(cf)], term = rownames(cf)[row(cf)],
@@ -307,6 +312,7 @@ tidy.sgd_robust <- function(x, ...) {
 #' @rdname sgd_robust_tidiers
 #' @export
 glance.sgd_robust <- function(x, ...) {
+  check_fit(x, "sgd_robust")
   tr <- x$trace[nrow(x$trace), ]
   data.frame(loss = x$loss$name, method = x$method, lambda = x$lambda, eta = x$eta,
              epochs = x$iterations, objective = tr$objective, train_error = tr$train_error,
@@ -317,6 +323,7 @@ glance.sgd_robust <- function(x, ...) {
 #' @rdname sgd_robust_tidiers
 #' @export
 augment.sgd_robust <- function(x, data = NULL, ...) {
+  check_fit(x, "sgd_robust")
   f <- fitted(x)
   out <- if (is.null(data)) data.frame(.row = seq_len(x$n)) else as.data.frame(data)
   if (nrow(out) != x$n) abort_input("{.arg data} has {nrow(out)} rows; the fit has {x$n}.")

@@ -35,6 +35,7 @@ NULL
 #' @rdname sgd_robust_noise
 #' @export
 noise_scores.sgd_robust <- function(object, newdata = NULL, y = NULL, chunk_rows = 100000L, ...) {
+  check_fit(object, "sgd_robust")
   if (!is.null(newdata)) object <- sgd_with_new_rows(object, newdata, y, chunk_rows)
   z0 <- object$loss_flat_start %||% .sgd_loss_eval(object$loss, 0)$flat_start
   if (!is.null(object$multiclass)) {
@@ -61,6 +62,7 @@ sgd_margin_vs_best <- function(object) {
 #' @export
 label_issues.sgd_robust <- function(object, threshold = 0, newdata = NULL, y = NULL,
                                     chunk_rows = 100000L, ...) {
+  check_fit(object, "sgd_robust")
   check_number(threshold, "threshold")
   if (!is.null(newdata)) object <- sgd_with_new_rows(object, newdata, y, chunk_rows)
   score <- noise_scores(object)

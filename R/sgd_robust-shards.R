@@ -70,7 +70,7 @@ sgd_fit_shards <- function(inputs, sizes, opts, seed, epochs, n_models, d, valid
                 eta_final = state$eta, t_final = state$t, renormalisations = NA_real_,
                 seconds_train = secs, cpu_seconds_train = cpu,
                 seconds_evaluate = NA_real_, cpu_seconds_evaluate = NA_real_,
-                epoch_seconds = epoch_seconds))
+                epoch_seconds = epoch_seconds, shard_rows = sizes))
 }
 
 # A core-like result (weights d x K, biases) from core-layout starting values.

@@ -38,6 +38,7 @@
 #' @export
 update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, seed = NULL,
                               chunk_rows = NULL, ...) {
+  check_fit(object, "sgd_robust")
   check_dots_empty("update", ...)
   if (!is.null(object$terms)) {
     abort_input(c("{.fn update} takes matrices or files; this fit came from the formula interface.",

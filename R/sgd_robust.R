@@ -231,7 +231,10 @@
 #'   epoch with the lowest validation error is returned. See Early stopping.
 #' @param shards Train `shards` copies on disjoint parts of the rows under
 #'   the current [future::plan()], mixing their parameters after every epoch
-#'   (see Across workers).
+#'   (see Across workers). With more shards than chunks of a file, the
+#'   chunks are made smaller so that every shard gets rows; shards beyond the
+#'   number of rows get none. The rows each shard trained on are
+#'   `fit$shard_rows`.
 #' @param verbose Show a cli progress bar over the epochs also in
 #'   non-interactive sessions (interactive sessions always get one); as for
 #'   every cli bar it appears only once the fit has run for two seconds
@@ -405,12 +408,16 @@ sgd_run <- function(src, train, opts, cfg, inp, call = parent.frame()) {
   progress <- sgd_progress(cfg$epochs, show = cfg$verbose || interactive())
   valid_eval <- if (!is.null(inp$valid)) function(res) sgd_res_error(res, inp$valid, n_models)
   if (cfg$shards > 1L) {
+    k <- min(cfg$shards, inp$n_total)  # at most one shard per row
     shard <- if (inp$from_file) {
-      sgd_file_shard_inputs(inp$scan, inp$files, cfg$shards, inp$chunk_rows, inp$d_total, inp$lab,
+      sgd_file_shard_inputs(inp$scan, inp$files, k, inp$chunk_rows, inp$d_total, inp$lab,
                             inp$case_w$weight)
     } else {
-      sgd_memory_shard_inputs(inp$x, inp$y, inp$lab, inp$case_w$weight, cfg$shards, cfg$seed)
+      sgd_memory_shard_inputs(inp$x, inp$y, inp$lab, inp$case_w$weight, k, cfg$seed)
     }
+    # shards without rows (more shards than rows or chunks) take no part
+    shard$inputs <- shard$inputs[shard$sizes > 0]
+    shard$sizes <- shard$sizes[shard$sizes > 0]
     res <- sgd_fit_shards(shard$inputs, shard$sizes, opts, cfg$seed, cfg$epochs, n_models,
                           inp$d_total, valid_eval = valid_eval, progress = progress)
   } else if (inp$chunked) {
@@ -425,29 +432,4 @@ sgd_run <- function(src, train, opts, cfg, inp, call = parent.frame()) {
   res$margins <- train$margins
   res$decision <- train$decision
   list(res = res, train = train)
-}
-
-# What the fit records besides the model: the settings as used and the
-# bookkeeping of the run.
-sgd_fit_record <- function(res, opts, cfg, inp, warm) {
-  early_stop <- inp$patience > 0L
-  list(eta_initial = if (cfg$method == "pegasos") NA_real_ else opts$eta,
-       eta_auto = is.null(cfg$eta) && cfg$method != "pegasos", tol = cfg$tol, seed = cfg$seed,
-       option = cfg$option, bias_mode = cfg$bias, bias_step = cfg$bias_step,
-       epochs = cfg$epochs, warm_start = if (warm) "hinge" else "none",
-       step_guard = cfg$guard, case_weights = inp$case_w$weight,
-       class_weight = inp$case_w$class_weight, record_iterates = cfg$record_iterates,
-       t_final = res$t_final, lambda = cfg$lambda, penalty = cfg$penalty,
-       lambda_l2 = cfg$lambda_l2, lambda_l1 = cfg$lambda_l1,
-       l1_ratio = if (cfg$penalty == "elasticnet") cfg$l1_ratio else NULL,
-       row_index = inp$row_index,
-       early_stopping = if (early_stop) list(
-         n_iter_no_change = inp$patience, best_epoch = res$best_epoch,
-         stopped_early = res$stopped_early,
-         validation_rows = if (!is.null(inp$row_index)) {
-           setdiff(seq_len(inp$n_total + length(inp$y_valid)), inp$row_index)
-         }) else NULL,
-       chunk_rows = if (inp$chunked) inp$chunk_rows else NULL,
-       shards = cfg$shards, epoch_seconds = res$epoch_seconds,
-       source = if (inp$from_file) inp$files else NULL)
 }

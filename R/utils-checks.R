@@ -72,9 +72,13 @@ check_dots_empty <- function(fn, ..., call = parent.frame()) {
   abort_input(c(msg, hints), class = "noisylabels_error_unknown_argument", call = call)
 }
 
-# Run a C++ entry point and turn its std::exception into a classed R error.
-# A stop by Ctrl-C (the core's Interrupted) becomes R's own interrupt.
+# Run a C++ entry point and turn its std::exception into a classed R error
+# that names the routine and keeps the core's message. A stop by Ctrl-C (the
+# core's Interrupted) becomes R's own interrupt.
 call_core <- function(expr, call = parent.frame()) {
+  fn <- substitute(expr)[[1L]]
+  if (is.call(fn)) fn <- fn[[3L]]  # noisylabels:::.routine(...)
+  routine <- sub("^\\.", "", as.character(fn)[1L])
   interrupted <- FALSE
   out <- tryCatch(expr, error = function(e) {
     if (inherits(e, "noisylabels_error")) stop(e)
@@ -82,10 +86,54 @@ call_core <- function(expr, call = parent.frame()) {
       interrupted <<- TRUE
       return(NULL)
     }
-    abort_numeric(c("The C++ solver failed.", "x" = conditionMessage(e)), call = call)
+    abort_core(e, routine, call = call)
   })
   if (interrupted) signal_interrupt()
   out
+}
+
+# The kind of a C++ failure, from the exception's type (Rcpp gives the R
+# condition the C++ class name) and, for plain runtime errors, its message:
+# "resource" (memory), "input" (the core refused its arguments),
+# "numeric" (a factorization, a divergence, a non-finite value) or
+# "internal" (an R error inside the wrapped expression).
+core_error_kind <- function(e) {
+  cls <- class(e)
+  msg <- conditionMessage(e)
+  # an R error raised inside the expression (not a C++ exception): a bug
+  if (!inherits(e, "C++Error") && !any(grepl("^(std|Rcpp|noisylabels)::", cls))) return("internal")
+  if (any(cls %in% c("std::bad_alloc", "std::bad_array_new_length", "std::length_error")) ||
+      grepl("bad_alloc|cannot allocate|out of memory", msg, ignore.case = TRUE)) {
+    return("resource")
+  }
+  if (any(cls %in% c("std::invalid_argument", "std::out_of_range", "std::domain_error",
+                     "std::logic_error", "Rcpp::index_out_of_bounds", "Rcpp::not_compatible",
+                     "Rcpp::not_a_matrix"))) {
+    return("input")
+  }
+  "numeric"
+}
+
+abort_core <- function(e, routine, call = parent.frame()) {
+  msg <- gsub("([{}])", "\\1\\1", conditionMessage(e))
+  kind <- core_error_kind(e)
+  head <- switch(kind,
+                 resource = "The C++ routine {.fn {routine}} ran out of memory.",
+                 input = "The C++ routine {.fn {routine}} refused its input.",
+                 numeric = "The C++ routine {.fn {routine}} failed numerically.",
+                 internal = "{.fn {routine}} stopped with an R error.")
+  hint <- switch(kind,
+                 resource = "Use a smaller problem (fewer rows, neighbours or restarts) or free memory.",
+                 input = "This is a check the R layer should have made first; please report it with the call.",
+                 numeric = "Rescale the inputs, raise the noise or jitter floor, or lower the step size.",
+                 internal = "This is a bug in noisylabels; please report it with the call.")
+  cls <- switch(kind,
+                resource = c("noisylabels_error_memory", "noisylabels_error_resource"),
+                input = c("noisylabels_error_core", "noisylabels_error_input"),
+                numeric = c("noisylabels_error_core", "noisylabels_error_numeric"),
+                internal = c("noisylabels_error_internal", "noisylabels_error_numeric"))
+  cli::cli_abort(c(head, "x" = msg, "i" = hint), class = c(cls, "noisylabels_error"),
+                 call = call)
 }
 
 check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,
@@ -239,38 +287,6 @@ lapply_folds <- function(folds, fun, future_seed = NULL, verbose = NULL,
       lapply(seq_len(folds), one)
     }
   })
-}
-
-# The response and design matrix of a formula interface. The intercept column
-# is dropped: every model carries its own constant (a GP mean or a bias).
-# `terms`, `xlevels` and `na.action` go onto the fit so that predict() can
-# build the same design from new data (attach_formula()).
-formula_design <- function(formula, data, na.action, call = parent.frame()) {
-  if (missing(data) || !is.list(data)) {
-    abort_input("The formula interface needs {.arg data}, a data frame.", call = call)
-  }
-  mf <- tryCatch(stats::model.frame(formula, data = data, na.action = na.action),
-                 error = function(e) {
-                   abort_input(c("Could not build the model frame.", "x" = conditionMessage(e),
-                                 "i" = "Check the variable names; remove or impute missing values."),
-                               call = call)
-                 })
-  tt <- stats::terms(mf)
-  y <- stats::model.response(mf)
-  if (is.null(y)) abort_input("The formula has no response on its left-hand side.", call = call)
-  x <- stats::model.matrix(tt, mf)
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  if (ncol(x) == 0) abort_input("The formula has no predictors.", call = call)
-  list(x = x, y = y, terms = tt, xlevels = stats::.getXlevels(tt, mf),
-       na.action = attr(mf, "na.action"))
-}
-
-attach_formula <- function(fit, design, call) {
-  fit$terms <- design$terms
-  fit$xlevels <- design$xlevels
-  fit$na.action <- design$na.action
-  fit$call <- call
-  fit
 }
 
 # Draw a seed for C++ from R's RNG so set.seed() reproduces a fit.

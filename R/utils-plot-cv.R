@@ -33,6 +33,7 @@ NULL
 #' @rdname cv-methods
 #' @export
 plot.noisylabels_cv <- function(x, which = c("cv", "fit"), ...) {
+  check_fit(x, "noisylabels_cv")
   which <- match_arg(which)
   if (which == "fit") return(plot(x$fit, ...))
   plot_cv(x, ...)
@@ -41,6 +42,7 @@ plot.noisylabels_cv <- function(x, which = c("cv", "fit"), ...) {
 #' @rdname cv-methods
 #' @exportS3Method ggplot2::autoplot
 autoplot.noisylabels_cv <- function(object, which = c("cv", "fit"), ...) {
+  check_fit(object, "noisylabels_cv")
   which <- match_arg(which)
   if (which == "fit") return(ggplot2::autoplot(object$fit, ...))
   autoplot_cv(object)
@@ -48,23 +50,38 @@ autoplot.noisylabels_cv <- function(object, which = c("cv", "fit"), ...) {
 
 #' @rdname cv-methods
 #' @export
-predict.noisylabels_cv <- function(object, ...) predict(object$fit, ...)
+predict.noisylabels_cv <- function(object, ...) {
+  check_fit(object, "noisylabels_cv")
+  predict(object$fit, ...)
+}
 
 #' @rdname cv-methods
 #' @export
-fitted.noisylabels_cv <- function(object, ...) fitted(object$fit, ...)
+fitted.noisylabels_cv <- function(object, ...) {
+  check_fit(object, "noisylabels_cv")
+  fitted(object$fit, ...)
+}
 
 #' @rdname cv-methods
 #' @export
-noise_scores.noisylabels_cv <- function(object, ...) noise_scores(object$fit, ...)
+noise_scores.noisylabels_cv <- function(object, ...) {
+  check_fit(object, "noisylabels_cv")
+  noise_scores(object$fit, ...)
+}
 
 #' @rdname cv-methods
 #' @export
-label_issues.noisylabels_cv <- function(object, ...) label_issues(object$fit, ...)
+label_issues.noisylabels_cv <- function(object, ...) {
+  check_fit(object, "noisylabels_cv")
+  label_issues(object$fit, ...)
+}
 
 #' @rdname cv-methods
 #' @export
-tidy.noisylabels_cv <- function(x, ...) cbind(x$results, chosen = cv_chosen(x))
+tidy.noisylabels_cv <- function(x, ...) {
+  check_fit(x, "noisylabels_cv")
+  cbind(x$results, chosen = cv_chosen(x))
+}
 
 # Held-out error against a cross-validation grid: one line per group (the
 # ramp parameter s of cv_sgd_robust(); a single group for cv_gpr_loo()), bars

@@ -42,7 +42,7 @@ test_that("cross-validation through a formula matches the matrix interface", {
   expect_s3_class(predict(f, df[1:10, ]), "factor")
   expect_error(cv_sgd_robust(label ~ ., data = as.matrix(dat$x)), class = "noisylabels_error_input")
   df$X1[4] <- NA
-  expect_error(cv_sgd_robust(label ~ ., data = df), class = "noisylabels_error_input", regexp = "model frame")
+  expect_error(cv_sgd_robust(label ~ ., data = df), class = "noisylabels_error_input", regexp = "missing values")
 })
 
 test_that("autoplot() of cv_sgd_robust() draws one CV curve per s with the choice circled", {
@@ -57,4 +57,49 @@ test_that("autoplot() of cv_sgd_robust() draws one CV curve per s with the choic
   best <- cv$results$mean_error[cv$results$lambda == cv$best$lambda & cv$results$s == cv$best$s]
   expect_equal(b$data[[4]]$y, best)
   expect_s3_class(ggplot2::autoplot(cv, which = "fit"), "ggplot")
+})
+
+test_that("cv_sgd_robust() reads LIBSVM files and gives the in-memory answer", {
+  dat <- sgd_toy(n = 90, d = 3, flip = 0.1)
+  path <- write_libsvm_test(dat$x, dat$y, tempfile(fileext = ".svm"))
+  set.seed(4)
+  cv_file <- suppressWarnings(cv_sgd_robust(path, loss = "hinge", lambda = c(1e-4, 1e-2),
+                                            folds = 3, epochs = 2, seed = 1))
+  set.seed(4)
+  cv_mem <- suppressWarnings(cv_sgd_robust(Matrix::Matrix(dat$x, sparse = TRUE), dat$y,
+                                           loss = "hinge", lambda = c(1e-4, 1e-2), folds = 3,
+                                           epochs = 2, seed = 1))
+  expect_equal(cv_file$results, cv_mem$results)
+  expect_equal(coef(cv_file), coef(cv_mem))
+  expect_error(cv_sgd_robust(path, dat$y), class = "noisylabels_error_input")
+})
+
+test_that("cv_sgd_robust(weights = ) gives each fold the weights of its rows", {
+  dat <- sgd_toy(n = 90, d = 3, flip = 0.1)
+  w <- rep(c(0.5, 1, 2), 30)
+  set.seed(9)
+  cv <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, folds = 3,
+                                       epochs = 2, eta = 0.1, weights = w))
+  # the same folds and fold seeds by hand
+  set.seed(9)
+  fold_id <- sample(rep_len(1:3, 90))
+  seeds <- vapply(1:3, function(k) as.integer(stats::runif(1, 0, .Machine$integer.max)), 1L)
+  expect_equal(cv$folds, fold_id)
+  errs <- vapply(1:3, function(k) {
+    test <- fold_id == k
+    fit <- suppressWarnings(sgd_robust(dat$x[!test, ], dat$y[!test], loss = "hinge", lambda = 1e-3,
+                                       epochs = 2, eta = 0.1, seed = seeds[k], weights = w[!test]))
+    stats::weighted.mean(predict(fit, dat$x[test, ]) != dat$y[test], w[test])
+  }, 0)
+  expect_equal(cv$results$mean_error, mean(errs))
+  expect_equal(cv$fit$case_weights, w / mean(w))  # normalised to mean 1
+  # weights of 1 are no weights
+  set.seed(9)
+  ones <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, folds = 3,
+                                         epochs = 2, eta = 0.1, weights = rep(1, 90)))
+  set.seed(9)
+  none <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, folds = 3,
+                                         epochs = 2, eta = 0.1))
+  expect_equal(ones$results, none$results)
+  expect_error(cv_sgd_robust(dat$x, dat$y, weights = 1:3), class = "noisylabels_error_weights")
 })

@@ -42,3 +42,30 @@ test_that("file shards read their own chunks and agree with in-memory chunk mixi
   expect_equal(fit$shards, 2L)
   expect_lt(mean(predict(fit, f) != dat$y), 0.2)
 })
+
+test_that("a file with fewer chunks than shards is cut so that every shard trains on rows", {
+  skip_if_not_installed("future.apply")
+  old <- future::plan("sequential")
+  on.exit(future::plan(old), add = TRUE)
+  dat <- sgd_toy(n = 120, d = 3, flip = 0.1)
+  path <- write_libsvm_test(dat$x, dat$y, tempfile(fileext = ".svm"))
+  # one file of 120 rows, 4 shards: chunks of 30 rows, shard s reads chunk s
+  fit <- suppressWarnings(sgd_robust(path, loss = "hinge", eta = 0.1, option = "A", epochs = 1,
+                                     seed = 21, shards = 4))
+  expect_equal(fit$shard_rows, rep(30, 4))
+  # the mixed model is the average of the four shards' one-epoch fits, each
+  # seeded as the shard's reader seeds its chunk
+  parts <- lapply(1:4, function(s) {
+    rows <- (s - 1) * 30 + 1:30
+    seed <- noisylabels:::sgd_chunk_seed(noisylabels:::sgd_chunk_seed(21, 1, s), 1, s)
+    coef(suppressWarnings(sgd_robust(dat$x[rows, ], dat$y[rows], loss = "hinge", eta = 0.1,
+                                     option = "A", epochs = 1, seed = seed)))
+  })
+  expect_equal(as.vector(coef(fit)), as.vector(Reduce(`+`, parts) / 4), tolerance = 1e-12)
+  # more shards than rows: the empty shards take no part
+  small <- write_libsvm_test(dat$x[1:6, ], dat$y[1:6], tempfile(fileext = ".svm"))
+  fit8 <- suppressWarnings(sgd_robust(small, loss = "hinge", eta = 0.1, epochs = 1, seed = 2,
+                                      shards = 8))
+  expect_equal(sum(fit8$shard_rows), 6)
+  expect_true(all(is.finite(coef(fit8))))
+})

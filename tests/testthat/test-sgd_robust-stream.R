@@ -69,3 +69,19 @@ test_that("multiclass fits stream from chunks and files with the automatic step"
   expect_identical(unname(coef(fil)), unname(coef(mem)))
   expect_gt(mean(predict(mem, d3$x) == as.integer(d3$y)), 0.8)
 })
+
+test_that("a multi-class LIBSVM file gives the in-memory fit of the same rows", {
+  dat <- sgd_toy3(n = 150)
+  y <- as.integer(dat$y)
+  path <- write_libsvm_test(dat$x, y, tempfile(fileext = ".svm"))
+  for (chunk in c(40L, 1000L)) {
+    from_file <- suppressWarnings(sgd_robust(path, epochs = 3, seed = 5, chunk_rows = chunk))
+    in_memory <- suppressWarnings(sgd_robust(dat$x, y, epochs = 3, seed = 5,
+                                             chunk_rows = if (chunk < 150) chunk))
+    if (chunk < 150) {
+      expect_equal(coef(from_file), coef(in_memory), tolerance = 1e-12, ignore_attr = TRUE)
+    }
+    expect_equal(ncol(coef(from_file)), 3L)
+    expect_equal(sort(unique(predict(from_file, dat$x))), 1:3)
+  }
+})

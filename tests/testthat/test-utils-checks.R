@@ -92,3 +92,28 @@ test_that("predict() on new data without the formula's variables names them", {
   expect_error(predict(fit, newdata = data.frame(x1 = 0, g = "w")), "does not fit",
                class = "noisylabels_error_newdata")
 })
+
+test_that("call_core() names the routine, keeps the core's message and classes it by kind", {
+  # numeric: a Cholesky factorization that fails (noisylabels::NumericalError)
+  e <- tryCatch(noisylabels:::call_core(noisylabels:::.chol_inverse(matrix(c(1, 2, 2, 1), 2))),
+                error = function(e) e)
+  expect_s3_class(e, "noisylabels_error_numeric")
+  expect_s3_class(e, "noisylabels_error_core")
+  expect_match(conditionMessage(e), "chol_inverse", fixed = TRUE)
+  expect_match(conditionMessage(e), "not positive definite", fixed = TRUE)
+  # input: the core refusing its arguments (a list without the fields it reads)
+  e <- tryCatch(noisylabels:::call_core(noisylabels:::.sgd_fit(list(n = 1), NULL, list())),
+                error = function(e) e)
+  expect_s3_class(e, "noisylabels_error_input")
+  expect_match(conditionMessage(e), "sgd_fit", fixed = TRUE)
+  # resource: std::bad_alloc as Rcpp hands it to R
+  bad_alloc <- function() {
+    stop(structure(class = c("std::bad_alloc", "C++Error", "error", "condition"),
+                   list(message = "std::bad_alloc", call = NULL)))
+  }
+  e <- tryCatch(noisylabels:::call_core(bad_alloc()), error = function(e) e)
+  expect_s3_class(e, "noisylabels_error_memory")
+  expect_s3_class(e, "noisylabels_error_resource")
+  expect_false(inherits(e, "noisylabels_error_numeric"))
+  expect_match(conditionMessage(e), "ran out of memory", fixed = TRUE)
+})
