@@ -332,14 +332,15 @@ test_that("print, summary, plot and autoplot work", {
   expect_s3_class(ggplot2::autoplot(r2, which = "top"), "ggplot")
 })
 
-test_that("classification on 50,000 x 10 probabilities is fast", {
+test_that("classification on 50,000 x 10 probabilities ranks every label", {
+  # (its speed is measured in inst/experiments/find_label_issues/classification.R)
   skip_on_cran()
   set.seed(10)
   s <- sim_cl(50000, 10)
-  t <- system.time(res <- find_label_issues(labels = s$given, pred_probs = s$p))[["elapsed"]]
-  # The target is 1 s on a quiet machine; tests run on shared CI, so allow 5.
-  expect_lt(t, 5)
+  res <- find_label_issues(labels = s$given, pred_probs = s$p)
   expect_equal(nrow(res$label_issues), 50000L)
+  expect_setequal(res$label_issues$row, seq_len(50000))
+  expect_true(all(is.finite(res$label_issues$p_wrong)))
 })
 
 test_that("on the real telomere table the default finds the recorded errors", {
