@@ -138,6 +138,7 @@ cv_gpr_loo.default <- function(x, y, lambda = c(0, 1, 3, 6, 10, 20), folds = 5L,
 
 #' @export
 print.cv_gpr_loo <- function(x, ...) {
+  check_fit(x, "cv_gpr_loo")
   cli::cat_line(sprintf("%d-fold cross-validation of the l1 penalty of gpr_loo() (n = %d)",
                         max(x$folds), length(x$folds)))
   print(x$results, row.names = FALSE, digits = 4)
@@ -147,10 +148,14 @@ print.cv_gpr_loo <- function(x, ...) {
 }
 
 #' @export
-residuals.cv_gpr_loo <- function(object, ...) residuals(object$fit, ...)
+residuals.cv_gpr_loo <- function(object, ...) {
+  check_fit(object, "cv_gpr_loo")
+  residuals(object$fit, ...)
+}
 
 #' @export
 glance.cv_gpr_loo <- function(x, ...) {
+  check_fit(x, "cv_gpr_loo")
   r <- x$results[cv_chosen(x), ]
   data.frame(n = length(x$folds), folds = max(x$folds), lambda = x$best,
              mean_abs_error = r$mean_abs_error, failed = sum(x$results$failed))

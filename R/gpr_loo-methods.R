@@ -39,6 +39,7 @@ NULL
 #' @export
 predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit = FALSE,
                             neighbors = NULL, ...) {
+  check_fit(object, "gpr_loo")
   type <- match_arg(type)
   xnew <- gp_newdata_matrix(object, newdata)
   noise_std <- pmax(object$noise_var / object$y_scale^2, object$control$sigma_floor)
@@ -72,15 +73,22 @@ predict.gpr_loo <- function(object, newdata = NULL, type = c("response"), se.fit
 
 #' @rdname gpr_loo-methods
 #' @export
-fitted.gpr_loo <- function(object, ...) object$fitted.values
+fitted.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
+  object$fitted.values
+}
 
 #' @rdname gpr_loo-methods
 #' @export
-residuals.gpr_loo <- function(object, ...) object$residuals
+residuals.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
+  object$residuals
+}
 
 #' @rdname gpr_loo-methods
 #' @export
 coef.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
   tk <- kernel_tidy(object$kernel)
   stats::setNames(tk$estimate, tk$term)
 }
@@ -88,17 +96,24 @@ coef.gpr_loo <- function(object, ...) {
 #' @rdname gpr_loo-methods
 #' @export
 logLik.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
   df <- object$n_free + switch(object$noise, full = length(object$y), uniform = 1L, none = 0L)
   structure(object$loglik, df = df, nobs = length(object$y), class = "logLik")
 }
 
 #' @rdname gpr_loo-methods
 #' @export
-nobs.gpr_loo <- function(object, ...) length(object$y)
+nobs.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
+  length(object$y)
+}
 
 #' @rdname gpr_loo-methods
 #' @export
-noise_scores.gpr_loo <- function(object, ...) object$noise_var
+noise_scores.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
+  object$noise_var
+}
 
 # Flags of the documented rule (see ?gpr_loo, "Noise scores and flags").
 gpr_loo_flags <- function(object, alpha = 0.01, threshold = NULL) {
@@ -121,6 +136,7 @@ gpr_loo_flags <- function(object, alpha = 0.01, threshold = NULL) {
 #' @export
 label_issues.gpr_loo <- function(object, fdr = 0.1, alpha = NULL, threshold = NULL,
                                  tolerance = NULL, ...) {
+  check_fit(object, "gpr_loo")
   check_tolerance(tolerance, length(object$y))
   w <- gpr_loo_wrong(object, tolerance)
   cols <- numeric_wrong_columns(w)
@@ -144,6 +160,7 @@ gp_approx_text <- function(x) {
 #' @rdname gpr_loo-methods
 #' @export
 print.gpr_loo <- function(x, ...) {
+  check_fit(x, "gpr_loo")
   n_flag <- sum(label_issues(x)$flagged)
   n <- length(x$y)
   cli::cat_line(sprintf("GP regression with %s noise (gpr_loo), n = %d", switch(x$noise,
@@ -166,6 +183,7 @@ print.gpr_loo <- function(x, ...) {
 #' @rdname gpr_loo-methods
 #' @export
 summary.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
   li <- label_issues(object)
   structure(list(
     call = object$call, n = length(object$y), noise = object$noise, solver = object$solver,
@@ -203,6 +221,7 @@ print.summary.gpr_loo <- function(x, ...) {
 #' @rdname gpr_loo-methods
 #' @export
 tidy.gpr_loo <- function(x, ...) {
+  check_fit(x, "gpr_loo")
   out <- kernel_tidy(x$kernel)
   rbind(out, data.frame(term = "noise_level", estimate = x$noise_level, fixed = FALSE))
 }
@@ -210,6 +229,7 @@ tidy.gpr_loo <- function(x, ...) {
 #' @rdname gpr_loo-methods
 #' @export
 glance.gpr_loo <- function(x, ...) {
+  check_fit(x, "gpr_loo")
   data.frame(nobs = length(x$y), logLik = x$loglik, AIC = stats::AIC(logLik(x)),
              noise = x$noise, lambda = x$lambda, noise_level = x$noise_level, n_flagged = sum(label_issues(x)$flagged),
              converged = x$converged, rounds = x$outer_iterations, sweeps = x$sweeps,
@@ -220,6 +240,7 @@ glance.gpr_loo <- function(x, ...) {
 #' @rdname gpr_loo-methods
 #' @export
 augment.gpr_loo <- function(x, data = NULL, ...) {
+  check_fit(x, "gpr_loo")
   base <- if (is.null(data)) as.data.frame(x$x) else as.data.frame(data)
   if (nrow(base) != length(x$y)) abort_input("{.arg data} must have the {length(x$y)} training rows.")
   base$.response <- x$y
@@ -235,6 +256,7 @@ augment.gpr_loo <- function(x, data = NULL, ...) {
 #' @rdname gpr_loo-methods
 #' @export
 plot.gpr_loo <- function(x, which = c("fit", "scores", "trace"), ...) {
+  check_fit(x, "gpr_loo")
   which <- match_arg(which)
   if (which == "fit" && ncol(x$x) != 1) which <- "scores"
   flag <- flags_by_row(label_issues(x))
@@ -267,6 +289,7 @@ plot.gpr_loo <- function(x, which = c("fit", "scores", "trace"), ...) {
 #' @rdname gpr_loo-methods
 #' @exportS3Method ggplot2::autoplot
 autoplot.gpr_loo <- function(object, ...) {
+  check_fit(object, "gpr_loo")
   if (!requireNamespace("ggplot2", quietly = TRUE)) abort_input("{.fn autoplot} needs the ggplot2 package.")
   df <- augment(object)
   if (ncol(object$x) == 1) {
