@@ -111,3 +111,87 @@ flags_by_row <- function(li) {
   out[li$row] <- li$flagged
   out
 }
+
+# ---- a fitted model of this package ---------------------------------------
+
+# Put a fit's own noise scores into the result contract. label_quality maps
+# the scores to [0, 1]: scores that already are probabilities of a wrong
+# label (gpc_ep, gpr_pursuit, label_dist_vb instances) give 1 - score; others
+# (gpr_loo's noise variances, sgd_robust's loss-flatness gap) give
+# 1 / (1 + max(score, 0) / median(|score|)). Fits whose label_issues() carry
+# p_wrong (gpr_loo, gpr_pursuit, gpc_ep) are flagged at q_value <= fdr with
+# the estimated count (R/issues-fit.R); the others keep their own rule.
+issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, call = NULL) {
+  check_fdr(fdr)
+  li <- do.call(label_issues, c(list(fit), fit_issue_args(fit, fdr, tolerance, call)))
+  s <- li$score
+  quality <- if (!is.null(li$p_wrong)) 1 - li$p_wrong
+             else if (all(s >= 0 & s <= 1)) 1 - s
+             else {
+               med <- stats::median(abs(s))
+               1 / (1 + pmax(s, 0) / if (med > 0) med else 1)
+             }
+  flagged <- li$flagged
+  if (!is.null(n_issues)) {
+    flagged <- seq_len(nrow(li)) <= n_issues
+  }
+  count <- if (!is.null(li$p_wrong)) wrong_count(li$p_wrong, 0.9, attr(li, "model_var") %||% 0)
+  extra <- as.list(li)[setdiff(names(li), c("row", "score", "flagged"))]
+  out <- do.call(new_label_issues, c(list(.row = li$row, .score = s, .flagged = flagged,
+                                          label_quality = quality), extra))
+  task <- if (inherits(fit, c("gpr_loo", "gpr_pursuit"))) "regression" else "classification"
+  own <- is.null(count)
+  new_find_label_issues(list(
+    label_issues = out,
+    estimated_issues = if (own) sum(li$flagged) else as.integer(round(count$estimate)),
+    wrong_count = count, fdr = if (!own) fdr, task = task,
+    method = sprintf("fitted %s (its own noise scores)", class(fit)[1]),
+    rank_by = "noise_scores()",
+    flag_by = if (!is.null(n_issues)) "rank"
+              else if (own) "the model's rule"
+              else if (is.null(tolerance)) sprintf("q_value <= %g (p_wrong of the fitted model)", fdr)
+              else sprintf("q_value <= %g (P(|label - truth| > %s))", fdr, format(tolerance[1])),
+    tolerance = tolerance, fit = fit, n = nrow(li), time = 0, call = call))
+}
+
+new_find_label_issues <- function(x) {
+  stopifnot(is.list(x), inherits(x$label_issues, "noisylabels_issues"))
+  structure(x, class = "find_label_issues")
+}
+
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpr_loo <- function(x, ...) {
+  check_fit(x, "gpr_loo")
+  issues_from_fit(x, ..., call = match.call())
+}
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpr_pursuit <- function(x, ...) {
+  check_fit(x, "gpr_pursuit")
+  issues_from_fit(x, ..., call = match.call())
+}
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpc_ep <- function(x, ...) {
+  check_fit(x, "gpc_ep")
+  issues_from_fit(x, ..., call = match.call())
+}
+#' @rdname find_label_issues
+#' @export
+find_label_issues.gpc_ep_ovr <- function(x, ...) {
+  check_fit(x, "gpc_ep_ovr")
+  issues_from_fit(x, ..., call = match.call())
+}
+#' @rdname find_label_issues
+#' @export
+find_label_issues.sgd_robust <- function(x, ...) {
+  check_fit(x, "sgd_robust")
+  issues_from_fit(x, ..., call = match.call())
+}
+#' @rdname find_label_issues
+#' @export
+find_label_issues.label_dist_vb <- function(x, ...) {
+  check_fit(x, "label_dist_vb")
+  issues_from_fit(x, ..., call = match.call())
+}
