@@ -22,8 +22,8 @@ pursuit_step_predict <- function(object, t, xs) {
     nn_new <- vecchia_new_neighbors(object$x, xs, kernel_unflatten(object$kernel_std, st$log_par),
                                     m_pred)
   }
-  pr <- .gp_predict(object$x, object$y - st$mean, spec, exp(st$log_noise) + st$rho, xs, TRUE,
-                    0, object$control$backend, nn_new, object$threads %||% 1L)
+  pr <- call_core(.gp_predict(object$x, object$y - st$mean, spec, exp(st$log_noise) + st$rho, xs,
+                              TRUE, 0, object$control$backend, nn_new, object$threads %||% 1L))
   list(mean = pr$mean + st$mean, variance = pr$var)
 }
 
