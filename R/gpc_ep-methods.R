@@ -328,12 +328,8 @@ gpc_ep_ovr_flip_own <- function(object) {
 label_issues.gpc_ep_ovr <- function(object, fdr = 0.1, threshold = NULL, ...) {
   check_fit(object, "gpc_ep_ovr")
   s <- noise_scores(object)
-  own <- if (!is.null(threshold)) {
-    check_number(threshold, "threshold", 0, 1)
-    s > threshold
-  }
   q <- fdr_qvalues(s)
-  flag <- fit_flags(q, fdr, own)
+  flag <- probability_flags(s, q, fdr, threshold)
   p <- predict(object, type = "prob")
   given <- match(as.character(object$y), object$levels)
   # The suggested class: the most probable one, or for a flagged label the

@@ -297,12 +297,8 @@ noise_scores.gpc_ep <- function(object, ...) {
 label_issues.gpc_ep <- function(object, fdr = 0.1, threshold = NULL, ...) {
   check_fit(object, "gpc_ep")
   s <- noise_scores(object)
-  own <- if (!is.null(threshold)) {
-    check_number(threshold, "threshold", 0, 1)
-    s > threshold
-  }
   q <- fdr_qvalues(s)
-  flag <- fit_flags(q, fdr, own)
+  flag <- probability_flags(s, q, fdr, threshold)
   do.call(new_label_issues, c(
     list(seq_len(object$n), s, flag, label = object$y_factor,
          predicted = predict(object, type = "class"), prob_positive = fitted(object),

@@ -91,6 +91,14 @@ fit_flags <- function(q_value, fdr, own = NULL) {
   q_value <= fdr
 }
 
+# Flags of a fit whose scores are probabilities that the label is wrong:
+# q_value <= fdr, or score > threshold when the caller gives one.
+probability_flags <- function(p_wrong, q_value, fdr, threshold = NULL) {
+  if (is.null(threshold)) return(fit_flags(q_value, fdr))
+  check_number(threshold, "threshold", 0, 1)
+  p_wrong > threshold
+}
+
 # find_label_issues() on a fitted model: its label_issues() with the count
 # of wrong labels and the flag rule. `tolerance` applies to the GP
 # regressions only.
