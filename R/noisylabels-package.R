@@ -12,6 +12,18 @@
 #' The numerics live in C++ (`src/`): a plain C++17 + Eigen core with thin Rcpp
 #' glue. Randomness comes from R's RNG, so `set.seed()` reproduces a fit.
 #'
+#' @section Threads:
+#' Functions with a `threads` argument run their own loops on that many
+#' OpenMP threads (default `getOption("noisylabels.threads", 1)`). The BLAS
+#' that R links to (OpenBLAS, BLIS or MKL) runs with
+#' `getOption("noisylabels.blas_threads", 1)` threads inside the package's
+#' C++ calls and gets its own setting back afterwards: the dense steps call
+#' the BLAS on panels of a few hundred rows, often from OpenMP threads, and a
+#' multithreaded BLAS there mostly oversubscribes the cores (a 1,000-label
+#' dense [gpr_loo()] ran 3.7 times longer with OpenBLAS's 2 threads than with
+#' 1 on a 2-core machine). Raise it for single large dense fits on an
+#' otherwise idle machine. With another BLAS the option has no effect.
+#'
 #' @keywords internal
 #' @useDynLib noisylabels, .registration = TRUE
 #' @importFrom Rcpp evalCpp

@@ -12,6 +12,27 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// blas_threads_get_cpp
+int blas_threads_get_cpp();
+RcppExport SEXP _noisylabels_blas_threads_get_cpp() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(blas_threads_get_cpp());
+    return rcpp_result_gen;
+END_RCPP
+}
+// blas_threads_set_cpp
+int blas_threads_set_cpp(int threads);
+RcppExport SEXP _noisylabels_blas_threads_set_cpp(SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(blas_threads_set_cpp(threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpc_ep_moments_cpp
 Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var, double epsilon, double probit_scale);
 RcppExport SEXP _noisylabels_gpc_ep_moments_cpp(SEXP ySEXP, SEXP cav_meanSEXP, SEXP cav_varSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP) {
@@ -843,6 +864,8 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_noisylabels_blas_threads_get_cpp", (DL_FUNC) &_noisylabels_blas_threads_get_cpp, 0},
+    {"_noisylabels_blas_threads_set_cpp", (DL_FUNC) &_noisylabels_blas_threads_set_cpp, 1},
     {"_noisylabels_gpc_ep_moments_cpp", (DL_FUNC) &_noisylabels_gpc_ep_moments_cpp, 5},
     {"_noisylabels_gpc_ep_run_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_run_k_cpp, 6},
     {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 7},

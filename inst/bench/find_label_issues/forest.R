@@ -5,7 +5,10 @@
 #   nice -n 5 Rscript inst/bench/find_label_issues/forest.R <n> <trees> <min_node|default> <sample_fraction> <threads> [default]
 # With "default" as the sixth argument the call is find_label_issues(y ~ .,
 # data, method = "forest") with the package's defaults (the other settings
-# are ignored; `threads` is passed). Prints one CSV line: n, trees,
+# are ignored; `threads` is passed); with "auto" it is the user's call,
+# find_label_issues(y ~ ., data) (method = "auto": the measured choice
+# between GP and forest on a subsample, then the winner on all rows), with
+# its progress bar on stderr. Prints one CSV line: n, trees,
 # min_node, sample_fraction, threads, seconds, CPU seconds (ranger's threads
 # included), peak_mb, auroc, precision at 95% recall.
 args <- commandArgs(TRUE)
@@ -14,7 +17,8 @@ trees <- as.integer(args[2])
 node <- if (args[3] == "default") NULL else as.integer(args[3])
 frac <- as.numeric(args[4])
 threads <- as.integer(args[5])
-use_default <- length(args) >= 6 && args[6] == "default"
+use_default <- length(args) >= 6 && args[6] %in% c("default", "auto")
+method <- if (use_default && args[6] == "auto") "auto" else "forest"
 suppressPackageStartupMessages(library(noisylabels))
 set.seed(1)
 # Friedman's first function on five inputs, five noise inputs of mixed
@@ -29,7 +33,8 @@ y[wrong] <- y[wrong] + sample(c(-1, 1), sum(wrong), TRUE) * runif(sum(wrong), 3,
 set.seed(2)
 if (use_default) {
   data <- data.frame(y = y, x)
-  tm <- system.time(res <- find_label_issues(y ~ ., data, method = "forest", threads = threads))
+  tm <- system.time(res <- find_label_issues(y ~ ., data, method = method, threads = threads,
+                                             verbose = method == "auto"))
   score <- noise_scores(res)
   cat(res$method, "\n")
 } else {
