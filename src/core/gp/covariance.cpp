@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -26,9 +27,11 @@ int thread_id() {
 // kernel values with the nugget on the diagonal, plus noise_var[idx[a]];
 // if dk is given, row pos of it receives the kernel's log-parameter
 // derivatives for the pos-th (a >= b) pair in column-major lower order.
+// With `kv`, the kernel entries (before the noise) are also written there,
+// packed in the order visited.
 void fill_block(const Kernel& kern, const MatrixXd& xs, const std::vector<int>& idx,
                 const VectorXd& noise_var, MatrixXd& sigma, MatrixXd* dk,
-                std::vector<double>& dkp) {
+                std::vector<double>& dkp, double* kv = nullptr) {
   const int k = static_cast<int>(idx.size());
   sigma.resize(k, k);
   int pos = 0;
@@ -38,6 +41,7 @@ void fill_block(const Kernel& kern, const MatrixXd& xs, const std::vector<int>& 
                                           dk ? dkp.data() : nullptr, a == b);
       sigma(a, b) = v;
       sigma(b, a) = v;
+      if (kv) kv[pos] = v;
       if (dk) {
         for (int j = 0; j < static_cast<int>(dkp.size()); ++j) (*dk)(pos, j) = dkp[j];
       }
@@ -198,7 +202,37 @@ double factor_block(MatrixXd& sigma, const JitterPolicy& policy, Eigen::LLT<Matr
   return -1.0;
 }
 
+// The same block from kernel entries kept by an earlier pass (packed as
+// fill_block() visits them).
+void fill_block_cached(const double* kv, const std::vector<int>& idx, const VectorXd& noise_var,
+                       MatrixXd& sigma) {
+  const int k = static_cast<int>(idx.size());
+  sigma.resize(k, k);
+  int pos = 0;
+  for (int b = 0; b < k; ++b) {
+    for (int a = b; a < k; ++a, ++pos) {
+      sigma(a, b) = kv[pos];
+      sigma(b, a) = kv[pos];
+    }
+    sigma(b, b) += noise_var(idx[b]);
+  }
+}
+
 }  // namespace
+
+bool VecchiaCovariance::reserve_cache() {
+  const double per_point = 0.5 * (nn_.cols() + 1.0) * (nn_.cols() + 2.0);
+  const double bytes = per_point * n() * sizeof(double);
+  if (bytes > kKernelCacheMaxBytes) return false;
+  try {
+    kernel_cache_.resize(static_cast<std::size_t>(per_point) * static_cast<std::size_t>(n()));
+  } catch (const std::bad_alloc&) {
+    kernel_cache_.clear();
+    kernel_cache_.shrink_to_fit();
+    return false;
+  }
+  return true;
+}
 
 double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorXd* grad_theta,
                                VectorXd* grad_noise_var) {
@@ -209,6 +243,11 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
   if (noise_var.size() != n) throw std::invalid_argument("vecchia: noise vector has the wrong length");
   const bool want_scatter = eval != nullptr || grad_noise_var != nullptr;
   const bool want_theta = grad_theta != nullptr;
+  // Kernel entries: from the cache, or computed (and kept, the first time
+  // after hold_kernel() at this theta).
+  const bool use_cache = hold_ && cache_ready_ && !want_theta;
+  const bool fill_cache = hold_ && !cache_ready_ && !want_theta && reserve_cache();
+  const std::size_t per_point = static_cast<std::size_t>(m + 1) * static_cast<std::size_t>(m + 2) / 2;
   const int n_threads = threads_;
   std::vector<double> nll_part(n_threads, 0.0), jitter_part(n_threads, 0.0);
   std::vector<VectorXd> qy(n_threads), qd(n_threads), gneg(n_threads), gt(n_threads);
@@ -242,8 +281,14 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
       }
       w.idx.push_back(i);
       const int k = static_cast<int>(w.idx.size());
-      for (int a = 0; a < k; ++a) w.xs.col(a) = xt_.col(w.idx[a]);
-      fill_block(kern, w.xs, w.idx, noise_var, w.sigma, want_theta ? &w.dk : nullptr, w.dkp);
+      double* kv = (use_cache || fill_cache) ? kernel_cache_.data() + per_point * static_cast<std::size_t>(i)
+                                             : nullptr;
+      if (use_cache) {
+        fill_block_cached(kv, w.idx, noise_var, w.sigma);
+      } else {
+        for (int a = 0; a < k; ++a) w.xs.col(a) = xt_.col(w.idx[a]);
+        fill_block(kern, w.xs, w.idx, noise_var, w.sigma, want_theta ? &w.dk : nullptr, w.dkp, kv);
+      }
       const double jit = factor_block(w.sigma, policy, llt);
       if (jit < 0) {
         error[tid] = "the covariance of conditioning set " + std::to_string(i + 1) +
@@ -303,6 +348,7 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
   for (int t = 0; t < n_threads; ++t) {
     if (!error[t].empty()) throw NumericalError(error[t]);
   }
+  if (fill_cache) cache_ready_ = true;
   ++factorizations_;
   double nll = 0.5 * n * kLog2Pi;
   for (int t = 0; t < n_threads; ++t) {

@@ -55,6 +55,10 @@ class CovarianceOperator {
   int n() const { return static_cast<int>(y_.size()); }
   const Kernel& kernel() const { return kernel_; }
   virtual void set_log_par(const VectorXd& p) { kernel_.set_log_par(p); }
+  // The caller will evaluate many noise vectors at one theta (gpr_loo's
+  // variance sweeps): a backend may keep what depends on theta alone between
+  // evaluations, within its memory limit. set_log_par() discards it.
+  virtual void hold_kernel() {}
 
   // nll, alpha, inv_diag and grad_neg at these noise variances.
   virtual CovEval evaluate(const VectorXd& noise_var) = 0;
@@ -159,6 +163,18 @@ class VecchiaCovariance : public CovarianceOperator {
   // share the conditioning set in row b of `nn` (n_blocks x m'), which is
   // factored once per block.
   GpPrediction predict(const VectorXd& noise_var, const MatrixXd& xnew, bool want_var) override;
+  // Keeps the kernel entries of every conditioning set (the packed lower
+  // triangle, (m + 1)(m + 2) / 2 doubles per point) from the first pass
+  // without a theta gradient, so later passes at the same theta skip the
+  // kernel, which is most of a pass's work; only if they fit in
+  // kKernelCacheMaxBytes (else, or if the allocation fails, passes stay as
+  // they are). Results are identical either way.
+  void hold_kernel() override { hold_ = true; }
+  void set_log_par(const VectorXd& p) override {
+    CovarianceOperator::set_log_par(p);
+    cache_ready_ = false;
+  }
+  static constexpr double kKernelCacheMaxBytes = 2.0 * 1024 * 1024 * 1024;
   void set_prediction_neighbors(const Eigen::MatrixXi& nn,
                                 const Eigen::VectorXi& block_start = Eigen::VectorXi()) {
     new_neighbors_ = nn;
@@ -180,6 +196,12 @@ class VecchiaCovariance : public CovarianceOperator {
   Eigen::VectorXi new_block_start_;
   MatrixXd xt_;  // x transposed (d x n): one contiguous column per point
   int threads_ = 1;
+  // hold_kernel(): kernel entries per conditioning set, point i's at
+  // i * (m + 1)(m + 2) / 2; valid for the current theta once cache_ready_.
+  bool hold_ = false;
+  bool cache_ready_ = false;
+  std::vector<double> kernel_cache_;
+  bool reserve_cache();
 };
 
 // Leave-one-out quantities of the model of an evaluation (for any Gaussian

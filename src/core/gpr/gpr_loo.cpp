@@ -15,6 +15,8 @@ GprLoo::GprLoo(const MatrixXd& x, const VectorXd& y, const Kernel& kernel,
     : x_(x), y_(y), opt_(options),
       cov_(make_covariance(x, y, kernel, options.jitter, options.neighbors, options.threads)) {
   if (x.rows() != y.size()) throw std::invalid_argument("gpr_loo: x and y differ in length");
+  // Every theta is followed by many evaluations at new noise variances.
+  cov_->hold_kernel();
 }
 
 double GprLoo::penalty(const VectorXd& noise_var) const {
