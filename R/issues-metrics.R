@@ -50,7 +50,8 @@ detection_metrics <- function(scores, truth, recall = c(0.7, 0.95), inferred = N
   }
   if (length(lab) != n) abort_input("{.arg truth} must have one entry per score ({n}).")
   if (anyNA(lab)) abort_input("{.arg truth} contains NA.")
-  npos <- sum(lab); nneg <- n - npos
+  # Counts as doubles: npos * nneg overflows R's integers from about 5e4 x 5e4.
+  npos <- as.numeric(sum(lab)); nneg <- n - npos
   auc <- if (npos == 0 || nneg == 0) NA_real_ else {
     r <- rank(scores)
     (sum(r[lab]) - npos * (npos + 1) / 2) / (npos * nneg)

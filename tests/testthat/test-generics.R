@@ -39,3 +39,13 @@ test_that("corrupt_labels corrupts exactly round(rate * n) labels of the documen
   expect_equal(corrupt_labels(c(-1, 1, 1, -1), rate = 1, type = "flip")$y, c(1, -1, -1, 1))
   expect_error(corrupt_labels(y, rate = 1.5), class = "noisylabels_error_input")
 })
+
+test_that("detection_metrics() counts in doubles at sizes where npos x nneg passes 2^31", {
+  n <- 120000
+  scores <- c(rep(2, n / 2), rep(1, n / 2)) + seq_len(n) * 1e-9
+  m <- detection_metrics(scores, seq_len(n / 2))
+  expect_equal(m$auc, 1)
+  # one swapped pair lowers the AUC by exactly 1 / (npos * nneg)
+  scores[c(1, n)] <- scores[c(n, 1)]
+  expect_equal(detection_metrics(scores, seq_len(n / 2))$auc, 1 - 1 / (n / 2)^2, tolerance = 1e-14)
+})
