@@ -148,9 +148,15 @@ kernel_resolve <- function(kernel, x, call = parent.frame()) {
     } else if (length(v) == 1L && q > 1L) {
       v <- rep(v, q)
     } else if (length(v) != q) {
-      abort_input(c("The kernel has {length(v)} {grp} value{?s} but the data have {d} column{?s}.",
-                    "i" = if (kernel$ard) "With {.code ard = TRUE} give one per column." else
-                      "With {.code ard = FALSE} give a single value."), call = call)
+      k <- length(v)
+      msg <- if (kernel$ard) {
+        c("The kernel has {k} value{?s} of {grp} but the data have {d} column{?s}.",
+          "i" = "With {.code ard = TRUE} give one per column.")
+      } else {
+        c("A kernel with {.code ard = FALSE} takes a single {grp}, got {k} values.",
+          "i" = "Give one value, or {.code ard = TRUE} for one per column.")
+      }
+      abort_input(msg, call = call)
     }
     kernel$par[[grp]] <- v
   }

@@ -382,6 +382,7 @@ test_that("bad input gives classed errors, never a crash", {
   expect_error(gpr_loo(x, rep(1, 10)), class = E)
   expect_error(gpr_loo(x, y[1:9]), class = E)
   expect_error(gpr_loo(x, y, kernel = gp_kernel("rbf", lengthscale = c(1, 2), ard = TRUE)), class = E)
+  expect_error(gpr_loo(x, y, kernel = gp_kernel("rbf", lengthscale = c(1, 2))), "takes a single lengthscale, got 2", class = E)
   expect_error(gpr_loo(x, y, kernel = gp_kernel("rbf", variance = -2)), class = E)
   expect_error(gpr_loo(x, y, sigma_init = 0), class = E)
   expect_error(gpr_loo(x, y, penalty = "lp", lambda = -1), class = E)
