@@ -116,22 +116,29 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
 # air-quality table (n = 7,344, errors clustered) min.node.size 5 / 20 / 50 /
 # 100 gave AUROC 0.587 / 0.592 / 0.604 / 0.618 and AUPRC 0.088 / 0.096 /
 # 0.107 / 0.120 (one seed; inst/experiments/find_label_issues/README.md).
-# Trees: 500, and 100 above forest_many_rows rows, where time grows as
-# n log n per tree and the leaves (>= sqrt(n) labels) are averages already:
-# on a 10-input tabular case at 10^5 rows (inst/bench/find_label_issues/
-# forest.R) 100 bootstrap trees gave AUROC 0.9652 against 0.9658 with 500;
-# subsamples of 20% per tree were 2.5x faster but lost 0.033 AUROC, so trees
-# stay on bootstrap samples of all training rows. The engine prints nothing (verbose = FALSE);
-# progress is one step per fold.
+# Trees: 500, 100 above forest_many_rows rows and 50 above forest_huge_rows,
+# where time grows as n log n per tree and the leaves (>= sqrt(n) labels)
+# are averages already. On a 10-input tabular case (inst/bench/
+# find_label_issues/forest.R, 2 threads): at 10^5 rows 100 bootstrap trees
+# gave AUROC 0.9652 against 0.9658 with 500; at 10^6 rows 50 trees gave
+# 0.9755 in 14.6 min and 1.0 GB against 0.9759 in 27.9 min and 1.7 GB with
+# 100. Subsamples of 20% per tree were 2.5x faster at 10^5 but lost 0.033
+# AUROC, so trees stay on bootstrap samples of all training rows. The engine
+# prints nothing (verbose = FALSE); progress is one step per fold.
 forest_many_rows <- 50000L
+forest_huge_rows <- 500000L
+
+forest_trees <- function(n) {
+  if (n > getOption("noisylabels.forest_huge_rows", forest_huge_rows)) return(50L)
+  if (n > getOption("noisylabels.forest_many_rows", forest_many_rows)) 100L else 500L
+}
 
 forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_trees = NULL,
                        sample_fraction = 1) {
   require_ranger()
   n <- nrow(x)
   min_node_size <- min_node_size %||% max(5L, as.integer(ceiling(sqrt(n))))
-  num_trees <- num_trees %||%
-    if (n > getOption("noisylabels.forest_many_rows", forest_many_rows)) 100L else 500L
+  num_trees <- num_trees %||% forest_trees(n)
   fold_id <- make_folds(NULL, folds, n)
   df <- as.data.frame(x)
   one <- function(f) {

@@ -20,10 +20,12 @@ test_that("ranger is always called with verbose = FALSE and nothing leaks with v
   expect_silent(find_label_issues(x, cls, method = "forest", folds = 3, verbose = FALSE))
   expect_length(seen$verbose, 6L)
   expect_false(any(seen$verbose))
-  # 500 trees, and 100 above forest_many_rows rows.
+  # 500 trees, 100 above forest_many_rows rows and 50 above forest_huge_rows.
   expect_match(r$method, "500 trees, min.node.size 11")
   withr::local_options(noisylabels.forest_many_rows = 100)
   expect_match(find_label_issues(x, y, method = "forest", folds = 3, verbose = FALSE)$method, "100 trees")
+  withr::local_options(noisylabels.forest_huge_rows = 100)
+  expect_match(find_label_issues(x, y, method = "forest", folds = 3, verbose = FALSE)$method, "50 trees")
 })
 
 test_that("regression 'auto' above choice_rows measures both models on a subsample and reports it", {
