@@ -309,8 +309,15 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   res <- call_core(.gpr_loo_fit(x, ys, kernel_spec(kernel), sigma0, starts, lower, upper, opts, bar))
   progress_done(bar)
   if (!res$converged) {
+    # Rounds left over (e.g. the Vecchia path's one round with the pilot's
+    # kernel): the variance iterations of a round ran out.
+    hint <- if (res$outer_iterations >= control$max_outer) {
+      "Raise {.code control = gpr_loo_control(max_outer = )} or check the data."
+    } else {
+      "Raise {.code control = gpr_loo_control(max_sweeps = )} (variance iterations per round) or check the data."
+    }
     warn_convergence(c("{.fn gpr_loo} did not converge in {res$outer_iterations} round{?s} ({res$sweeps} sweeps).",
-                       "i" = "Raise {.code control = gpr_loo_control(max_outer = )} or check the data."))
+                       "i" = hint))
   }
   kernel <- kernel_unflatten(kernel, res$log_par)
   sigma_s <- as.numeric(res$sigma)
