@@ -60,7 +60,11 @@
 #'   with an exact refresh after every sweep up to rounding, about 1e-13,
 #'   and the periodic exact refresh bounds the drift). 1 refreshes exactly
 #'   after every sweep (the behaviour before this option existed); 0 never
-#'   after the start.
+#'   after the start. Sparse EP (`approx = "sparse"`) follows the same rule
+#'   for its m x m matrix `M = I + U diag(w) U'`: rebuilt from the inputs'
+#'   projections and the sites after every `refresh_every`-th sweep, taken
+#'   from the sweep's own block updates after the others (one n m^2 product
+#'   fewer per sweep; iterates equal to rounding).
 #' @return A list of class `gpc_ep_control`.
 #' @examples
 #' gpc_ep_control(max_sweeps = 50)

@@ -64,6 +64,66 @@ test_that("the sparse evidence gradient matches finite differences with m < n", 
   expect_gt(abs(logz(d$log_par) - dense$log_z), 1e-3)
 })
 
+test_that("the evidence gradient in a categorical precision matches finite differences", {
+  # two continuous inputs and a 3-level code compared by equality (mixed ARD)
+  set.seed(4)
+  n <- 60
+  x <- cbind(matrix(rnorm(2 * n), n), sample(1:3, n, replace = TRUE))
+  y <- ifelse(x[, 1] + 0.5 * x[, 2] + c(-0.8, 0, 0.8)[x[, 3]] > 0, 1, -1)
+  y[1:4] <- -y[1:4]
+  k <- gp_kernel("mixed", ard = TRUE, variance = 2, bias = 0.1, nugget = 1,
+                 precision = c(0.5, 0.8, 1.5), categorical = 3, fixed = "nugget")
+  k <- ns$kernel_resolve(k, x)
+  lp <- ns$kernel_flatten(k)$log_par
+  z <- x[seq(2, n, by = 6), ]
+  ep <- tight_ep()
+  run <- function(p, grad = FALSE) {
+    ns$.gpc_ep_sparse_run(x, z, y, ns$kernel_spec(k, p), 0.05, 0, ep, 1, grad)
+  }
+  g <- run(lp, TRUE)$gradient
+  h <- 1e-5
+  fd <- vapply(seq_along(lp), function(j) {
+    e <- replace(numeric(length(lp)), j, h)
+    (run(lp + e)$log_z - run(lp - e)$log_z) / (2 * h)
+  }, numeric(1))
+  expect_equal(g, fd, tolerance = 1e-5)
+  # the categorical precision is the last parameter and moves log Z_EP
+  expect_gt(abs(fd[length(fd)]), 1e-3)
+})
+
+test_that("sparse sweeps that hand M to the refresh give the exact refresh's iterates", {
+  # refresh_every = 1 rebuilds M from U and the sites after every sweep; 0
+  # never does within a run (M updated block by block over all sweeps), 10
+  # every tenth sweep. 200 sites in blocks of 15 (m = 30), a fixed number
+  # of sweeps, epsilon large enough for negative site precisions.
+  set.seed(5)
+  n <- 200
+  x <- matrix(rnorm(2 * n), n)
+  y <- ifelse(sin(2 * x[, 1]) + x[, 2] > 0, 1, -1)
+  y[1:30] <- -y[1:30]
+  k <- ns$kernel_resolve(gp_kernel("mixed", ard = TRUE, variance = 4, bias = 0.1, nugget = 1,
+                                   fixed = "nugget"), x)
+  spec <- ns$kernel_spec(k, ns$kernel_flatten(k)$log_par)
+  z <- x[seq(1, n, length.out = 30), ]
+  ep <- function(re) modifyList(tight_ep(), list(min_sweeps = 25L, max_sweeps = 25L,
+                                                 refresh_every = re))
+  for (eps in c(0.02, 0.2)) {
+    ref <- ns$.gpc_ep_sparse_run(x, z, y, spec, eps, 0, ep(1L), 7, FALSE)
+    expect_true(ref$proper)
+    expect_equal(ref$sweeps, 25L)
+    for (re in c(0L, 10L)) {
+      fa <- ns$.gpc_ep_sparse_run(x, z, y, spec, eps, 0, ep(re), 7, FALSE)
+      lab <- sprintf("eps = %g, refresh_every = %d", eps, re)
+      expect_lt(max(abs(fa$site_tau - ref$site_tau)), 1e-10, label = lab)
+      expect_lt(max(abs(fa$site_nu - ref$site_nu)), 1e-10, label = lab)
+      expect_lt(max(abs(fa$var - ref$var)), 1e-10, label = lab)
+      expect_lt(abs(fa$log_z - ref$log_z), 1e-9, label = lab)
+    }
+  }
+  # the case has negative site precisions (the sign split of the M updates)
+  expect_true(any(ns$.gpc_ep_sparse_run(x, z, y, spec, 0.2, 0, ep(1L), 7, FALSE)$site_tau < 0))
+})
+
 test_that("sparse predictions with Z = X equal dense ones; fits agree end to end", {
   d <- sparse_case(n = 60, seed = 3)
   yy <- factor(d$y)

@@ -44,7 +44,9 @@ struct EpOptions {
   // iterates up to rounding, 3 instead of 4 Choleskys of flops per sweep).
   // 1 = exact after every sweep; 0 = never after the start. The state
   // run_ep() returns is that of the last refresh (drift from the exact one
-  // about 1e-13).
+  // about 1e-13). Sequential sparse (FITC) sweeps: M = I + U diag(w) U' is
+  // rebuilt from U and the sites after every `refresh_every`-th sweep and
+  // taken from the sweep's block-by-block updates after the others.
   int refresh_every = 1;
   JitterPolicy jitter;      // for chol(K)
 };

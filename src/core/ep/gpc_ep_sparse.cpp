@@ -11,19 +11,12 @@
 
 #include "ep/ep_schedule.h"
 #include "ep/ep_site.h"
+#include "ep/fitc_sweep.h"
 #include "linalg/blas.h"
 
 namespace noisylabels {
 
 namespace {
-
-// b <- L^-1 b (trans "N") or L^-T b (trans "T"), L lower m x m, b m x k.
-void tri_solve(const MatrixXd& l, const char* trans, MatrixXd& b) {
-  const int m = static_cast<int>(l.rows()), k = static_cast<int>(b.cols());
-  if (k == 0 || m == 0) return;
-  const double one = 1.0;
-  dtrsm_("L", "L", trans, "N", &m, &k, &one, l.data(), &m, b.data(), &m, 1, 1, 1, 1);
-}
 
 // c <- alpha a b' + beta c (a m x k, b n x k, column-major).
 void gemm_nt(const MatrixXd& a, const MatrixXd& b, double alpha, double beta, MatrixXd& c) {
@@ -34,159 +27,6 @@ void gemm_nt(const MatrixXd& a, const MatrixXd& b, double alpha, double beta, Ma
     return;
   }
   dgemm_("N", "T", &m, &n, &k, &alpha, a.data(), &m, b.data(), &n, &beta, c.data(), &m, 1, 1);
-}
-
-JitterPolicy exact_policy() {
-  JitterPolicy p;
-  p.max_tries = 0;
-  return p;
-}
-
-// Site weights g = 1/(1 + lambda tau) and w = tau g; false if some
-// 1 + lambda_i tau_i <= 0 (then the posterior is improper).
-bool site_weights(const FitcPrior& p, const VectorXd& tau, VectorXd& g, VectorXd& w) {
-  const int n = static_cast<int>(tau.size());
-  g.resize(n);
-  w.resize(n);
-  for (int i = 0; i < n; ++i) {
-    const double d = 1.0 + p.lambda(i) * tau(i);
-    if (!(d > 0)) return false;
-    g(i) = 1.0 / d;
-    w(i) = tau(i) * g(i);
-  }
-  return true;
-}
-
-// M = I + U diag(w) U' (lower triangle), n m^2 flops by one dsyrk per sign.
-MatrixXd build_m(const FitcPrior& p, const VectorXd& w) {
-  const int m = static_cast<int>(p.u.rows()), n = static_cast<int>(p.u.cols());
-  MatrixXd mm = MatrixXd::Identity(m, m);
-  std::vector<int> neg;
-  MatrixXd g(m, n);
-  for (int i = 0; i < n; ++i) {
-    if (w(i) >= 0) {
-      g.col(i) = std::sqrt(w(i)) * p.u.col(i);
-    } else {
-      g.col(i).setZero();
-      neg.push_back(i);
-    }
-  }
-  const double one = 1.0, minus_one = -1.0;
-  if (m > 0 && n > 0) dsyrk_("L", "N", &m, &n, &one, g.data(), &m, &one, mm.data(), &m, 1, 1);
-  if (!neg.empty()) {
-    const int k = static_cast<int>(neg.size());
-    MatrixXd h(m, k);
-    for (int c = 0; c < k; ++c) h.col(c) = std::sqrt(-w(neg[c])) * p.u.col(neg[c]);
-    dsyrk_("L", "N", &m, &k, &minus_one, h.data(), &m, &one, mm.data(), &m, 1, 1);
-  }
-  mm.triangularView<Eigen::StrictlyUpper>() = mm.transpose();
-  return mm;
-}
-
-bool factor_m(MatrixXd mm, Cholesky& chol_m) {
-  if (!mm.allFinite()) return false;
-  try {
-    chol_m.compute(std::move(mm), exact_policy());
-  } catch (const NumericalError&) {
-    return false;
-  }
-  return true;
-}
-
-// One sequential sweep in blocks (see the header). Returns false if M lost
-// positive definiteness after a block (the sweep is then reverted by the
-// caller); max_change gets the largest site change.
-bool sweep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
-                const EpOptions& opt, double delta, const std::vector<int>& perm, EpState& s,
-                double& max_change, Monitor& monitor) {
-  const int m = static_cast<int>(p.u.rows()), n = static_cast<int>(p.u.cols());
-  VectorXd g, w;
-  if (!site_weights(p, s.site_tau, g, w)) return false;
-  MatrixXd mm = build_m(p, w);
-  Cholesky chol_m;
-  if (!factor_m(mm, chol_m)) return false;
-  VectorXd r = p.u * g.cwiseProduct(s.site_nu);  // U (g o nu)
-  const int bsize = std::max(16, std::min(512, m));
-  max_change = 0;
-  MatrixXd uj, vj, sjj;
-  VectorXd muj, t, dw, dgnu;
-  for (int j0 = 0; j0 < n; j0 += bsize) {
-    monitor.check();  // a sweep is O(n m^2): seconds at n = 20,000
-    const int nb = std::min(bsize, n - j0);
-    uj.resize(m, nb);
-    for (int c = 0; c < nb; ++c) uj.col(c) = p.u.col(perm[j0 + c]);
-    vj = uj;
-    tri_solve(chol_m.factor(), "N", vj);
-    t = r;
-    {
-      MatrixXd tm = t;
-      tri_solve(chol_m.factor(), "N", tm);
-      t = tm.col(0);
-    }
-    // Sigma[J, J] and mu[J] at the current sites
-    sjj.setZero(nb, nb);
-    if (m > 0) {
-      const double one = 1.0, zero = 0.0;
-      dsyrk_("L", "T", &nb, &m, &one, vj.data(), &m, &zero, sjj.data(), &nb, 1, 1);
-      sjj.triangularView<Eigen::StrictlyUpper>() = sjj.transpose();
-    }
-    VectorXd gj(nb);
-    for (int c = 0; c < nb; ++c) gj(c) = g(perm[j0 + c]);
-    muj = gj.cwiseProduct(vj.transpose() * t);
-    sjj = gj.asDiagonal() * sjj * gj.asDiagonal();
-    for (int c = 0; c < nb; ++c) {
-      const int i = perm[j0 + c];
-      sjj(c, c) += p.lambda(i) * g(i);
-      muj(c) += p.lambda(i) * g(i) * s.site_nu(i);
-    }
-    dw.setZero(nb);
-    dgnu.setZero(nb);
-    bool moved = false;
-    for (int c = 0; c < nb; ++c) {
-      const int i = perm[j0 + c];
-      const double sii = sjj(c, c), mui = muj(c);
-      double dt, dn;
-      if (!propose_site(i, sii, mui, y, lik, opt, delta, s, dt, dn) ||
-          !(1.0 + p.lambda(i) * (s.site_tau(i) + dt) > 0)) {
-        ++s.skipped;
-        continue;
-      }
-      // Rank-one update of the block's marginal (R&W eq. 3.70 restricted to
-      // J); only the sites still to come in this block are read again.
-      const double coef = dt / (1.0 + dt * sii);
-      const int rest = nb - c - 1;
-      if (rest > 0) {
-        const VectorXd col = sjj.col(c).tail(rest);
-        sjj.bottomRightCorner(rest, rest).noalias() -= coef * col * col.transpose();
-        muj.tail(rest) -= (coef * (mui + sii * dn) - dn) * col;
-      }
-      s.site_tau(i) += dt;
-      s.site_nu(i) += dn;
-      const double gi = 1.0 / (1.0 + p.lambda(i) * s.site_tau(i));
-      dw(c) = s.site_tau(i) * gi - w(i);
-      dgnu(c) = gi * s.site_nu(i) - g(i) * (s.site_nu(i) - dn);
-      g(i) = gi;
-      w(i) = s.site_tau(i) * gi;
-      moved = true;
-      max_change = std::max(max_change, std::max(std::abs(dt), std::abs(dn)));
-    }
-    if (!moved || j0 + nb >= n) continue;  // the caller refreshes after the sweep
-    // M += U_J diag(dw) U_J' (lower triangle, one dsyrk per sign),
-    // r += U_J d(g o nu), then refactor M.
-    {
-      MatrixXd up = uj, down = uj;
-      for (int c = 0; c < nb; ++c) {
-        up.col(c) *= dw(c) > 0 ? std::sqrt(dw(c)) : 0.0;
-        down.col(c) *= dw(c) < 0 ? std::sqrt(-dw(c)) : 0.0;
-      }
-      const double one = 1.0, minus_one = -1.0;
-      dsyrk_("L", "N", &m, &nb, &one, up.data(), &m, &one, mm.data(), &m, 1, 1);
-      dsyrk_("L", "N", &m, &nb, &minus_one, down.data(), &m, &one, mm.data(), &m, 1, 1);
-    }
-    r.noalias() += uj * dgnu;
-    if (!factor_m(mm, chol_m)) return false;
-  }
-  return true;
 }
 
 // Cross terms of the gradient: sum_{u,i} c(u, i) dk(z_u, x_i)/dtheta for
@@ -226,10 +66,10 @@ FitcTerms fitc_terms(const FitcPrior& p, const EpState& s) {
   if (!fitc_refresh(p, t.st, &v))
     throw NumericalError("sparse EP: the sites give an improper posterior");
   VectorXd g;
-  if (!site_weights(p, t.st.site_tau, g, t.w))
+  if (!fitc_site_weights(p, t.st.site_tau, g, t.w))
     throw NumericalError("sparse EP: the sites give an improper posterior");
   t.a = p.u;
-  tri_solve(p.chol_uu.factor(), "T", t.a);  // L^-T U = Kuu^-1 K(Z, X)
+  fitc_tri_solve(p.chol_uu.factor(), "T", t.a);  // L^-T U = Kuu^-1 K(Z, X)
   t.vnorm2 = v.colwise().squaredNorm().transpose();
   // A R = A diag(w) - (A diag(w) V') V diag(w)
   t.ar = t.a * t.w.asDiagonal();
@@ -250,21 +90,33 @@ FitcPrior fitc_prior(const Kernel& kernel, const MatrixXd& x, const MatrixXd& z,
   p.jitter = p.chol_uu.jitter();
   p.u = kernel.cross(z, x);
   monitor.check();
-  tri_solve(p.chol_uu.factor(), "N", p.u);
+  fitc_tri_solve(p.chol_uu.factor(), "N", p.u);
   p.lambda = kernel.diag(x) - p.u.colwise().squaredNorm().transpose();
   p.lambda = p.lambda.cwiseMax(0.0);  // rounding when Z contains X
   return p;
 }
 
-bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out, Monitor& monitor) {
+namespace {
+
+// fitc_refresh(), leaving M and its factor in `keep` if given; with
+// `m_given` (M at these sites from a sweep, lower triangle) M is not rebuilt.
+bool refresh_keep(const FitcPrior& p, EpState& s, MatrixXd* v_out, Monitor& monitor,
+                  FitcM* keep, const MatrixXd* m_given = nullptr) {
   VectorXd g, w;
-  if (!site_weights(p, s.site_tau, g, w)) return false;
+  if (!fitc_site_weights(p, s.site_tau, g, w)) return false;
   Cholesky chol_m;
-  MatrixXd mm = build_m(p, w);
+  MatrixXd mm = m_given ? *m_given : fitc_build_m(p, w);
   monitor.check();  // build_m and the solve below are n m^2 flops each
-  if (!factor_m(std::move(mm), chol_m)) return false;
+  MatrixXd kept;
+  if (keep) kept = mm;
+  if (!fitc_factor_m(std::move(mm), chol_m)) return false;
+  if (keep) {
+    keep->tau = s.site_tau;
+    keep->mm = std::move(kept);
+    keep->chol = chol_m;
+  }
   MatrixXd v = p.u;
-  tri_solve(chol_m.factor(), "N", v);
+  fitc_tri_solve(chol_m.factor(), "N", v);
   monitor.check();
   const VectorXd gnu = g.cwiseProduct(s.site_nu);
   const VectorXd t = v * gnu;
@@ -280,6 +132,12 @@ bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out, Monitor& moni
          std::isfinite(half_logdet);
 }
 
+}  // namespace
+
+bool fitc_refresh(const FitcPrior& p, EpState& s, MatrixXd* v_out, Monitor& monitor) {
+  return refresh_keep(p, s, v_out, monitor, nullptr);
+}
+
 EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& lik,
                     const EpOptions& opt, std::mt19937_64& rng, Monitor& monitor,
                     const VectorXd* warm_tau, const VectorXd* warm_nu) {
@@ -289,27 +147,49 @@ EpState run_ep_fitc(const FitcPrior& p, const VectorXd& y, const EpLikelihood& l
   s.jitter = p.jitter;
   s.site_tau = VectorXd::Zero(n);
   s.site_nu = VectorXd::Zero(n);
-  if (!(fitc_refresh(p, s, nullptr, monitor) && ep_evidence_diag(y, lik, s.post_var, s)))
+  FitcM cached;  // M of the last refresh, for the sweep that follows it
+  if (!(refresh_keep(p, s, nullptr, monitor, &cached) && ep_evidence_diag(y, lik, s.post_var, s)))
     throw NumericalError("sparse EP: the prior gives an improper cavity");
   warm_start(opt, warm_tau, warm_nu, s, [&](EpState& w) {
-    return fitc_refresh(p, w, nullptr, monitor) && ep_evidence_diag(y, lik, w.post_var, w);
+    return refresh_keep(p, w, nullptr, monitor, &cached) && ep_evidence_diag(y, lik, w.post_var, w);
   });
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
   const SiteCheck proper_site = [&](int i, double new_tau) {
     return 1.0 + p.lambda(i) * new_tau > 0;
   };
+  // As on the dense path, sequential sweeps leave M at their new sites
+  // (updated block by block) to the refresh, which then only factors it;
+  // after every `refresh_every`-th sweep (0: never) M is rebuilt from U and
+  // the sites, which bounds the rounding drift.
+  const bool use_sweep_m = !opt.parallel && opt.refresh_every != 1;
+  int sweep_m_run = 0;  // consecutive refreshes from the sweeps' M
+  MatrixXd m_sweep;
   auto step = [&](double delta, double& max_change) {
     const EpState s0 = s;  // O(n): no matrices in a sparse state
+    const bool from_sweep =
+        use_sweep_m && (opt.refresh_every <= 0 || sweep_m_run < opt.refresh_every - 1);
     bool ok;
     if (opt.parallel) {
       max_change = sweep_parallel(y, lik, opt, delta, s.post_var, s, proper_site);
       ok = true;
     } else {
       random_permutation(perm, rng);
-      ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change, monitor);
+      ok = sweep_fitc(p, y, lik, opt, delta, perm, s, max_change, monitor, cached,
+                      from_sweep ? &m_sweep : nullptr);
     }
-    ok = ok && fitc_refresh(p, s, nullptr, monitor) && ep_evidence_diag(y, lik, s.post_var, s);
+    auto refresh = [&](const MatrixXd* given) {
+      return refresh_keep(p, s, nullptr, monitor, &cached, given) &&
+             ep_evidence_diag(y, lik, s.post_var, s);
+    };
+    bool exact = !from_sweep;
+    if (ok && from_sweep) {
+      ok = refresh(&m_sweep);
+      if (!ok) ok = exact = refresh(nullptr);  // decide on the rebuilt M instead
+    } else {
+      ok = ok && refresh(nullptr);
+    }
+    if (ok) sweep_m_run = exact ? 0 : sweep_m_run + 1;
     if (!ok) {
       // Undo the sweep (the caller halves the damping).
       const int skipped = s.skipped;
