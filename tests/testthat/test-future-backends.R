@@ -61,7 +61,7 @@ test_that("chunks of a binary or text file give the in-memory answer under every
   # 17 significant digits: the text holds the doubles exactly.
   utils::write.table(format(p, digits = 17), csv, sep = ",", quote = FALSE, row.names = FALSE,
                      col.names = FALSE)
-  withr::local_options(noisylabels.chunk_rows = 200)  # 4 chunks, the last of 100 rows
+  withr::local_options(noisylabels.chunk_rows = 400)  # 2 chunks, the second of 300 rows
   mem <- find_label_issues(labels = given, pred_probs = p, flag_by = "fdr")
   for (path in c(bin, csv)) {
     out <- under_plans(function() find_label_issues(labels = given, pred_probs = path, flag_by = "fdr"))
@@ -88,7 +88,7 @@ vecchia_answer <- function(pieces, threads = 1L) {
 
 test_that("Vecchia pieces give the same answer under every plan, and the in-process one to 1e-10", {
   skip_without_future()
-  out <- under_plans(function() vecchia_answer(pieces = 7))
+  out <- under_plans(function() vecchia_answer(pieces = 3))
   expect_gte(length(out), 2)
   for (ans in out[-1]) expect_identical(ans, out$sequential)
   # The in-process OpenMP pass adds the same per-point terms in another order.
