@@ -73,6 +73,10 @@
     .Call(`_noisylabels_gp_loo_cpp`, x, y, spec, noise_var, neighbors, threads)
 }
 
+.gp_vecchia_piece <- function(x, y, spec, noise_var, neighbors, rows) {
+    .Call(`_noisylabels_gp_vecchia_piece_cpp`, x, y, spec, noise_var, neighbors, rows)
+}
+
 .gpr_pursuit_fit <- function(x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress = NULL) {
     .Call(`_noisylabels_gpr_pursuit_fit_cpp`, x, y, spec, kernel_lower, kernel_upper, mean0, log_noise0, mean_bounds, log_noise_bounds, control, progress)
 }
@@ -97,8 +101,20 @@
     .Call(`_noisylabels_gp_forward_search_cpp`, x, spec, noise, r)
 }
 
-.cl_pass_sums <- function(chunk, rows, k, labels, offset, sums, tol) {
-    .Call(`_noisylabels_cl_pass_sums_cpp`, chunk, rows, k, labels, offset, sums, tol)
+.cl_pass_given <- function(chunk, rows, k, labels, offset, given, tol) {
+    .Call(`_noisylabels_cl_pass_given_cpp`, chunk, rows, k, labels, offset, given, tol)
+}
+
+.cl_add_sums <- function(given, labels, offset, sums) {
+    invisible(.Call(`_noisylabels_cl_add_sums_cpp`, given, labels, offset, sums))
+}
+
+.cl_put_rows <- function(dest, offset, from) {
+    invisible(.Call(`_noisylabels_cl_put_rows_cpp`, dest, offset, from))
+}
+
+.cl_text_chunks <- function(path, chunk_rows) {
+    .Call(`_noisylabels_cl_text_chunks_cpp`, path, chunk_rows)
 }
 
 .cl_pass_joint <- function(chunk, rows, k, labels, offset, thresholds, joint, confident, tol) {

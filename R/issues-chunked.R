@@ -1,17 +1,20 @@
 # Confident learning on probabilities read chunk by chunk, for matrices that
 # do not fit comfortably in memory. Three passes over the chunks, each chunk
-# handed whole to a C++ kernel (src/core/issues/confident_learning.h):
-#   1. per-class thresholds (sums of P[i, given] per class, added in row
-#      order across chunks, so the sums are the in-memory ones bit for bit);
+# handed whole to a C++ kernel (src/core/issues/confident_learning.h) as one
+# job (cl_chunk_job()), whose part the main process combines in row order:
+#   1. per-class thresholds (P[i, given] per row from each chunk, added per
+#      class in row order, so the sums are the in-memory ones bit for bit);
 #   2. the confident joint, each row's confident class and the rows on which
 #      the noise model is fitted (cl_fit_rows());
 #   3. per-label scores, p_wrong and most probable classes.
 # The kernel repeats the in-memory R code's operations in its order, so the
 # answer equals the in-memory answer exactly (tests/testthat/
-# test-issues-chunked.R compares them). Besides the per-label output, one
-# chunk is held at a time: a binary file is read into one buffer reused for
-# every chunk and pass, and the result is sorted in place
-# (cl_chunked_result()), never copied whole.
+# test-issues-chunked.R compares them). Chunks of a file are future jobs
+# that read their own rows (R/issues-chunked-jobs.R), so any plan() spreads
+# them and the answer does not depend on it. Besides the per-label output,
+# one chunk and its part are held at a time under the default sequential
+# plan, and the result is sorted in place (cl_chunked_result()), never
+# copied whole.
 #
 # Sources (`pred_probs`):
 #   - a file path: "*.csv" / "*.txt" is headerless comma-separated text, one
@@ -21,103 +24,42 @@
 #   - a function `f(i)` returning the i-th chunk (a numeric matrix or data
 #     frame with one column per class; i = 1, 2, ...) or NULL after the last
 #     one. It is called once per pass, so it must return the same chunks each
-#     time. A matrix in memory is passed as such a function by the user.
+#     time; it is a generator, so its chunks are processed in this process,
+#     one after the other. A matrix in memory is passed as such a function by
+#     the user.
 # Chunk size for files: getOption("noisylabels.chunk_rows", 1e6).
 
-# The source: list(open, k, colnames), where open() returns a function giving
-# the next chunk, list(data, rows) with `data` a double matrix or a row-major
-# double vector of at least rows x k values, or NULL after the last.
-cl_chunk_source <- function(pred_probs, n, call) {
-  chunk_rows <- as.integer(getOption("noisylabels.chunk_rows", 1e6))
-  if (is.function(pred_probs)) {
-    first <- pred_probs(1L)
-    if (!is.matrix(first) && !is.data.frame(first)) {
-      abort_input("{.arg pred_probs}(1) must return a numeric matrix (the first chunk), not {.cls {class(first)}}.",
-                  class = "noisylabels_error_pred_probs", call = call)
-    }
-    k <- ncol(first)
-    open <- function() {
-      i <- 0L
-      function() {
-        i <<- i + 1L
-        cl_as_chunk(pred_probs(i), k, call)
-      }
-    }
-    return(list(open = open, k = k, colnames = colnames(first)))
-  }
-  path <- pred_probs
-  if (length(path) != 1L || !file.exists(path)) {
-    abort_input("{.arg pred_probs} is a character string but not an existing file: {.file {path}}.",
-                class = "noisylabels_error_pred_probs", call = call)
-  }
-  if (grepl("\\.(csv|txt)$", path, ignore.case = TRUE)) {
-    k <- length(strsplit(readLines(path, n = 1L), ",", fixed = TRUE)[[1]])
-    return(list(k = k, open = function() {
-      con <- file(path, "r")
-      function() {
-        x <- scan(con, what = double(), sep = ",", nlines = chunk_rows, quiet = TRUE)
-        if (!length(x)) { close(con); return(NULL) }
-        list(data = x, rows = length(x) %/% k)
-      }
-    }))
-  }
-  k <- file.size(path) / (8 * n)
-  if (k < 2 || k != round(k)) {
-    abort_input(c("The binary file {.file {path}} has {file.size(path)} bytes, not 8 x {n} labels x the number of classes.",
-                  "i" = "Write the probabilities as row-major doubles, one row per label, or use a .csv file."),
-                class = "noisylabels_error_pred_probs", call = call)
-  }
-  k <- as.integer(k)
-  chunk_rows <- min(chunk_rows, n)
-  buffer <- numeric(chunk_rows * k)
-  list(k = k, open = function() {
-    done <- 0
-    function() {
-      if (done >= n) return(NULL)
-      m <- min(chunk_rows, n - done)
-      .cl_read_rows(path, done, m, k, buffer)
-      done <<- done + m
-      list(data = buffer, rows = m)
-    }
-  })
-}
-
-# A chunk from a user's function: a double matrix with k columns.
-cl_as_chunk <- function(x, k, call) {
-  if (is.null(x)) return(NULL)
-  if (is.data.frame(x)) x <- as.matrix(x)
-  if (!is.matrix(x) || !is.numeric(x) || ncol(x) != k) {
-    abort_input("Every chunk of {.arg pred_probs} must be a numeric matrix with {k} columns; one is not.",
-                class = "noisylabels_error_pred_probs", call = call)
-  }
-  storage.mode(x) <- "double"
-  list(data = x, rows = nrow(x))
-}
-
-# One pass: fun(data, rows, offset) for every chunk, offset the number of
-# rows before it. `fun` returns FALSE when the chunk fails the probability
-# checks; check_prob_block() then says what is wrong with it.
-cl_each_chunk <- function(src, n, call, fun) {
-  nxt <- src$open()
-  done <- 0
-  while (!is.null(ch <- nxt())) {
-    if (done + ch$rows > n) {
-      abort_input("{.arg pred_probs} has more rows than there are labels ({n}).",
-                  class = "noisylabels_error_length", call = call)
-    }
-    if (!fun(ch$data, ch$rows, done)) {
-      p <- if (is.matrix(ch$data)) ch$data
-           else matrix(ch$data[seq_len(ch$rows * src$k)], ncol = src$k, byrow = TRUE)
-      check_prob_block(p, offset = done, call = call)
-      abort_numeric("The probability checks in C++ and R disagree on rows {done + 1} to {done + ch$rows}.",
-                    call = call)
-    }
-    done <- done + ch$rows
-  }
-  if (done != n) {
-    abort_input("{.arg pred_probs} has {done} row{?s} but there are {n} labels.",
-                class = "noisylabels_error_length", call = call)
-  }
+# One chunk's part of a pass, from its rows alone (`data`: a double matrix
+# or row-major doubles, `rows` rows, `lab` their coded labels, `model` what
+# the pass reads). FALSE in `ok` when the chunk fails the probability
+# checks. The parts are combined in row order by the caller.
+#   "given":  P[i, label_i] per row (pass 1; the caller adds them per class);
+#   "joint":  the chunk's confident joint, each row's confident class, and
+#             the probabilities of the rows model$fit (chunk row numbers);
+#   "scores": the seven per-label vectors of pass 3; with `into` (the whole
+#             vectors) written there in place at `offset` (`lab` then all
+#             labels) and not returned.
+cl_chunk_job <- function(data, rows, k, pass, lab, model, tol, into = NULL, offset = 0) {
+  switch(pass,
+    given = {
+      given <- numeric(rows)
+      list(ok = .cl_pass_given(data, rows, k, lab, 0, given, tol), given = given)
+    },
+    joint = {
+      joint <- matrix(0L, k, k)
+      confident <- integer(rows)
+      ok <- .cl_pass_joint(data, rows, k, lab, 0, model$thresholds, joint, confident, tol)
+      list(ok = ok, joint = joint, confident = confident,
+           p_fit = if (ok) cl_chunk_rows_at(data, model$fit, 0, k))
+    },
+    scores = {
+      out <- into %||% list(quality = numeric(rows), prob_given = numeric(rows),
+                            p_wrong = numeric(rows), best = integer(rows),
+                            prob_best = numeric(rows), other = integer(rows),
+                            prob_other = numeric(rows))
+      ok <- call_core(.cl_pass_scores(data, rows, k, lab, offset, model, out, tol))
+      list(ok = ok, out = if (is.null(into)) out)
+    })
 }
 
 # Rows `rows` (global numbers) of a chunk starting after `offset`, clamped
@@ -145,25 +87,27 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
                           call = call)
   lab <- chk$labels[match(labels, u)]
   chk$labels <- lab
-  tol <- 1e-3
-  # Pass 1: thresholds. The kernels add into `sums`, `joint` and the per-label
-  # vectors in place: each is a fresh vector referenced by one name only.
+  # Pass 1: thresholds. The combining steps add into `sums`, `confident`
+  # and the per-label vectors in place: each is a fresh vector referenced by
+  # one name only.
   sums <- numeric(k)
-  cl_each_chunk(src, n, call, function(data, rows, offset) {
-    .cl_pass_sums(data, rows, k, lab, offset, sums, tol)
+  cl_each_chunk(src, n, call, "given", lab, NULL, function(part, offset, rows) {
+    .cl_add_sums(part$given, lab, offset, sums)
   })
   counts <- tabulate(lab, k)
   thr <- sums / counts
-  # Pass 2: confident joint and the rows of the noise-model fit.
+  # Pass 2: confident joint (integer counts: the order of the chunks does not
+  # matter) and the rows of the noise-model fit.
   joint <- matrix(0L, k, k)
   confident <- integer(n)
   fit <- cl_fit_rows(n)
   p_fit <- matrix(0, length(fit), k)
-  cl_each_chunk(src, n, call, function(data, rows, offset) {
-    ok <- .cl_pass_joint(data, rows, k, lab, offset, thr, joint, confident, tol)
+  cl_each_chunk(src, n, call, "joint", lab, list(thresholds = thr), fit = fit,
+                function(part, offset, rows) {
+    joint <<- joint + part$joint
+    .cl_put_rows(confident, offset, part$confident)
     at <- which(fit > offset & fit <= offset + rows)
-    if (ok && length(at)) p_fit[at, ] <<- cl_chunk_rows_at(data, fit[at], offset, k)
-    ok
+    if (length(at)) p_fit[at, ] <<- part$p_fit
   })
   cl <- cl_estimate_from(thr, joint, confident, counts, chk$classes)
   rm(confident)
@@ -177,10 +121,11 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
   sc <- list2env(list(quality = numeric(n), prob_given = numeric(n), p_wrong = numeric(n),
                       best = integer(n), prob_best = numeric(n), other = integer(n),
                       prob_other = numeric(n)), parent = emptyenv())
-  cl_each_chunk(src, n, call, function(data, rows, offset) {
-    call_core(.cl_pass_scores(data, rows, k, lab, offset, score_model, as.list(sc), tol))
+  cl_each_chunk(src, n, call, "scores", lab, score_model, into = as.list(sc),
+                function(part, offset, rows) {
+    for (v in names(part$out)) .cl_put_rows(sc[[v]], offset, part$out[[v]])
   })
-  # The read buffer and the coded labels go before the result is built.
+  # The coded labels go before the result is built.
   rm(src, lab)
   if (flag_by != "confident_joint") chk$labels <- NULL
   cl_chunked_result(labels, chk, sc, cl, model, rank_by, adjust, flag_by,

@@ -99,7 +99,11 @@
 #' chunks each time). Three passes (thresholds; confident joint; per-label
 #' scores) read `getOption("noisylabels.chunk_rows", 1e6)` rows at a time, and
 #' the result equals the in-memory one exactly (`pred_probs` is then not
-#' kept in the result).
+#' kept in the result). The chunks of a file are future jobs that read their
+#' own rows: under `future::plan(multisession)` or a cluster plan
+#' (\pkg{future.batchtools}; the file must be readable at the same path on
+#' the workers) they run in parallel, with the same result. A chunk function
+#' is called in this session, one chunk after the other.
 #'
 #' @section Regression:
 #' With numeric labels, each label's residual `y - prediction` from an
@@ -155,7 +159,12 @@
 #' from the covariance operator: exact (one dense factorisation) up to
 #' `getOption("noisylabels.gp_loo_dense_max", 5000)` rows, and a Vecchia
 #' approximation with 40 neighbours above (exact leave-one-out for the
-#' approximate model; 50,000 rows in about 4 minutes and 0.4 GB);
+#' approximate model; 50,000 rows in about 4 minutes and 0.4 GB). With
+#' `options(noisylabels.vecchia_pieces = P)` the Vecchia pass runs as `P`
+#' future jobs on blocks of rows (each sent only its rows and their
+#' neighbours, one thread each), spread by `future::plan()`, with the same
+#' result under every plan (equal to the in-process pass up to rounding);
+#' by default (`NULL`) it runs in this session on `threads` threads;
 #' `"auto"` uses the GP when the inputs have at most `gp_max_dim` columns and
 #' its leave-one-out predictions fit better than the forest's (smaller median
 #' absolute residual), and the forest otherwise. Above

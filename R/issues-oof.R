@@ -205,11 +205,15 @@ gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecc
 # residual (Q y)_i / Q_ii and variance 1 / Q_ii (Rasmussen and Williams
 # eq. 5.12). `neighbors`: the Vecchia conditioning sets (n x m, 0-based), or
 # NULL for the exact GP.
+# With Vecchia neighbours and getOption("noisylabels.vecchia_pieces") set, the
+# pass runs as that many future jobs (R/gp-pieces.R), each on one thread.
 gp_loo <- function(x, y, kernel, noise_var, neighbors = NULL, threads = 1L) {
   kernel <- kernel_resolve(kernel, x)
+  noise_var <- rep_len(as.numeric(noise_var), length(y))
+  pieces <- if (!is.null(neighbors)) vecchia_pieces_option(length(y))
   res <- tryCatch(
-    .gp_loo(x, y, kernel_spec(kernel), rep_len(as.numeric(noise_var), length(y)), neighbors,
-            as.integer(threads)),
+    if (is.null(pieces)) .gp_loo(x, y, kernel_spec(kernel), noise_var, neighbors, as.integer(threads))
+    else vecchia_loo_pieces(x, y, kernel_spec(kernel), noise_var, neighbors, pieces),
     error = function(e) {
       if (identical(conditionMessage(e), "interrupted by the user")) return(NULL)
       abort_numeric(c("The GP covariance is not positive definite.", "x" = conditionMessage(e),

@@ -319,6 +319,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_vecchia_piece_cpp
+Rcpp::List gp_vecchia_piece_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise_var, Rcpp::IntegerMatrix neighbors, Rcpp::IntegerVector rows);
+RcppExport SEXP _noisylabels_gp_vecchia_piece_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noise_varSEXP, SEXP neighborsSEXP, SEXP rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< const MapVec >::type noise_var(noise_varSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type neighbors(neighborsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_vecchia_piece_cpp(x, y, spec, noise_var, neighbors, rows));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpr_pursuit_fit_cpp
 Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec kernel_lower, const MapVec kernel_upper, double mean0, double log_noise0, Rcpp::NumericVector mean_bounds, Rcpp::NumericVector log_noise_bounds, Rcpp::List control, Rcpp::Nullable<Rcpp::Function> progress);
 RcppExport SEXP _noisylabels_gpr_pursuit_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP kernel_lowerSEXP, SEXP kernel_upperSEXP, SEXP mean0SEXP, SEXP log_noise0SEXP, SEXP mean_boundsSEXP, SEXP log_noise_boundsSEXP, SEXP controlSEXP, SEXP progressSEXP) {
@@ -428,20 +443,56 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cl_pass_sums_cpp
-bool cl_pass_sums_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP sums, double tol);
-RcppExport SEXP _noisylabels_cl_pass_sums_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP sumsSEXP, SEXP tolSEXP) {
+// cl_pass_given_cpp
+bool cl_pass_given_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP given, double tol);
+RcppExport SEXP _noisylabels_cl_pass_given_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP givenSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
     Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
     Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type sums(sumsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type given(givenSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cl_pass_sums_cpp(chunk, rows, k, labels, offset, sums, tol));
+    rcpp_result_gen = Rcpp::wrap(cl_pass_given_cpp(chunk, rows, k, labels, offset, given, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cl_add_sums_cpp
+void cl_add_sums_cpp(SEXP given, SEXP labels, double offset, SEXP sums);
+RcppExport SEXP _noisylabels_cl_add_sums_cpp(SEXP givenSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP sumsSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type given(givenSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sums(sumsSEXP);
+    cl_add_sums_cpp(given, labels, offset, sums);
+    return R_NilValue;
+END_RCPP
+}
+// cl_put_rows_cpp
+void cl_put_rows_cpp(SEXP dest, double offset, SEXP from);
+RcppExport SEXP _noisylabels_cl_put_rows_cpp(SEXP destSEXP, SEXP offsetSEXP, SEXP fromSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type dest(destSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type from(fromSEXP);
+    cl_put_rows_cpp(dest, offset, from);
+    return R_NilValue;
+END_RCPP
+}
+// cl_text_chunks_cpp
+Rcpp::List cl_text_chunks_cpp(std::string path, double chunk_rows);
+RcppExport SEXP _noisylabels_cl_text_chunks_cpp(SEXP pathSEXP, SEXP chunk_rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk_rows(chunk_rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_text_chunks_cpp(path, chunk_rows));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -450,7 +501,6 @@ bool cl_pass_joint_cpp(SEXP chunk, double rows, int k, SEXP labels, double offse
 RcppExport SEXP _noisylabels_cl_pass_joint_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP thresholdsSEXP, SEXP jointSEXP, SEXP confidentSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
     Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
@@ -469,7 +519,6 @@ bool cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offs
 RcppExport SEXP _noisylabels_cl_pass_scores_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP modelSEXP, SEXP outSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
     Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
@@ -486,7 +535,6 @@ END_RCPP
 void cl_read_rows_cpp(std::string path, double first_row, double rows, int k, SEXP buffer);
 RcppExport SEXP _noisylabels_cl_read_rows_cpp(SEXP pathSEXP, SEXP first_rowSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP bufferSEXP) {
 BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
     Rcpp::traits::input_parameter< double >::type first_row(first_rowSEXP);
     Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
@@ -882,13 +930,17 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
     {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 11},
     {"_noisylabels_gp_loo_cpp", (DL_FUNC) &_noisylabels_gp_loo_cpp, 6},
+    {"_noisylabels_gp_vecchia_piece_cpp", (DL_FUNC) &_noisylabels_gp_vecchia_piece_cpp, 6},
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 11},
     {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 9},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 8},
     {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 9},
     {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 8},
     {"_noisylabels_gp_forward_search_cpp", (DL_FUNC) &_noisylabels_gp_forward_search_cpp, 4},
-    {"_noisylabels_cl_pass_sums_cpp", (DL_FUNC) &_noisylabels_cl_pass_sums_cpp, 7},
+    {"_noisylabels_cl_pass_given_cpp", (DL_FUNC) &_noisylabels_cl_pass_given_cpp, 7},
+    {"_noisylabels_cl_add_sums_cpp", (DL_FUNC) &_noisylabels_cl_add_sums_cpp, 4},
+    {"_noisylabels_cl_put_rows_cpp", (DL_FUNC) &_noisylabels_cl_put_rows_cpp, 3},
+    {"_noisylabels_cl_text_chunks_cpp", (DL_FUNC) &_noisylabels_cl_text_chunks_cpp, 2},
     {"_noisylabels_cl_pass_joint_cpp", (DL_FUNC) &_noisylabels_cl_pass_joint_cpp, 9},
     {"_noisylabels_cl_pass_scores_cpp", (DL_FUNC) &_noisylabels_cl_pass_scores_cpp, 8},
     {"_noisylabels_cl_read_rows_cpp", (DL_FUNC) &_noisylabels_cl_read_rows_cpp, 5},

@@ -194,3 +194,26 @@ Rcpp::List gp_loo_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const Map
                             Rcpp::Named("sd") = loo.variance.cwiseSqrt(),
                             Rcpp::Named("jitter") = cov->max_jitter());
 }
+
+// One piece of the Vecchia leave-one-out pass (R/gp-pieces.R): the
+// conditioning sets of the points `rows` (0-based) of a local problem (x, y,
+// noise_var and neighbours restricted to those points and their
+// neighbours), on one thread, so that the piece's numbers do not depend on
+// where it runs. Returns the piece's contributions to Q y and diag(Q) at
+// every local point; pieces over a partition of the points add up to
+// .gp_loo()'s pass. rng = false: a job on a fresh worker must not create a
+// seed (future would report random numbers drawn).
+// [[Rcpp::export(.gp_vecchia_piece, rng = false)]]
+Rcpp::List gp_vecchia_piece_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise_var,
+                                Rcpp::IntegerMatrix neighbors, Rcpp::IntegerVector rows) {
+  const Eigen::MatrixXd xm = x;
+  const Eigen::VectorXd ym = y;
+  const Eigen::MatrixXi nn = Rcpp::as<Eigen::MatrixXi>(neighbors);
+  VecchiaCovariance cov(xm, ym, kernel_from_list(spec), JitterPolicy(), nn, 1);
+  cov.set_rows(Rcpp::as<std::vector<int>>(rows));
+  RMonitor monitor;
+  const MonitorScope poll(cov, monitor);
+  const CovEval e = cov.evaluate(noise_var);
+  return Rcpp::List::create(Rcpp::Named("alpha") = e.alpha, Rcpp::Named("inv_diag") = e.inv_diag,
+                            Rcpp::Named("jitter") = cov.max_jitter());
+}

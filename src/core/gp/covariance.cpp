@@ -173,6 +173,16 @@ VecchiaCovariance::VecchiaCovariance(const MatrixXd& x, const VectorXd& y, const
   }
 }
 
+void VecchiaCovariance::set_rows(std::vector<int> rows) {
+  const int n = this->n();
+  std::vector<char> seen(n, 0);
+  for (int i : rows) {
+    if (i < 0 || i >= n || seen[i]) throw std::invalid_argument("vecchia: rows out of range or repeated");
+    seen[i] = 1;
+  }
+  rows_ = std::move(rows);
+}
+
 namespace {
 
 // Per-thread work space for one conditioning set.
@@ -243,10 +253,11 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
   if (noise_var.size() != n) throw std::invalid_argument("vecchia: noise vector has the wrong length");
   const bool want_scatter = eval != nullptr || grad_noise_var != nullptr;
   const bool want_theta = grad_theta != nullptr;
+  const int n_rows = rows_.empty() ? n : static_cast<int>(rows_.size());
   // Kernel entries: from the cache, or computed (and kept, the first time
-  // after hold_kernel() at this theta).
+  // after hold_kernel() at this theta; only by a pass over every point).
   const bool use_cache = hold_ && cache_ready_ && !want_theta;
-  const bool fill_cache = hold_ && !cache_ready_ && !want_theta && reserve_cache();
+  const bool fill_cache = hold_ && !cache_ready_ && !want_theta && rows_.empty() && reserve_cache();
   const std::size_t per_point = static_cast<std::size_t>(m + 1) * static_cast<std::size_t>(m + 2) / 2;
   const int n_threads = threads_;
   std::vector<double> nll_part(n_threads, 0.0), jitter_part(n_threads, 0.0);
@@ -272,8 +283,9 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
     Eigen::LLT<MatrixXd> llt(m + 1);
     double nll = 0, max_jit = 0;
 #pragma omp for schedule(static)
-    for (int i = 0; i < n; ++i) {
-      if (!error[tid].empty() || poll.stop(tid == 0 && i % 64 == 0)) continue;
+    for (int t = 0; t < n_rows; ++t) {
+      const int i = rows_.empty() ? t : rows_[t];
+      if (!error[tid].empty() || poll.stop(tid == 0 && t % 64 == 0)) continue;
       w.idx.clear();
       for (int a = 0; a < m; ++a) {
         const int j = nn_(i, a);
@@ -350,7 +362,7 @@ double VecchiaCovariance::pass(const VectorXd& noise_var, CovEval* eval, VectorX
   }
   if (fill_cache) cache_ready_ = true;
   ++factorizations_;
-  double nll = 0.5 * n * kLog2Pi;
+  double nll = 0.5 * n_rows * kLog2Pi;
   for (int t = 0; t < n_threads; ++t) {
     nll += nll_part[t];
     max_jitter_ = std::max(max_jitter_, jitter_part[t]);

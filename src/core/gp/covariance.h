@@ -186,6 +186,12 @@ class VecchiaCovariance : public CovarianceOperator {
                            VectorXd& grad_noise_var) {
     return pass(noise_var, &eval, &grad_theta, &grad_noise_var);
   }
+  // Restricts the passes to the conditioning sets of these points (0-based,
+  // each once; empty: all points). A piece of the model: its nll counts
+  // these points' terms only, and alpha, inv_diag and grad_neg their
+  // contributions, so pieces over a partition of the points add up to the
+  // whole (R/gp-pieces.R runs them as future jobs on row blocks).
+  void set_rows(std::vector<int> rows);
 
  private:
   // One pass over all conditioning sets; fills what is asked for.
@@ -195,6 +201,7 @@ class VecchiaCovariance : public CovarianceOperator {
   Eigen::MatrixXi new_neighbors_;
   Eigen::VectorXi new_block_start_;
   MatrixXd xt_;  // x transposed (d x n): one contiguous column per point
+  std::vector<int> rows_;  // the points whose sets the passes visit; empty: all
   int threads_ = 1;
   // hold_kernel(): kernel entries per conditioning set, point i's at
   // i * (m + 1)(m + 2) / 2; valid for the current theta once cache_ready_.

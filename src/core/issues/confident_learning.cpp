@@ -93,11 +93,12 @@ bool cl_block_ok(const ProbBlock& p, double tol) {
   return true;
 }
 
-void cl_add_label_sums(const ProbBlock& p, const int* labels, double* sums) {
-  for (std::ptrdiff_t i = 0; i < p.rows; ++i) {
-    const std::ptrdiff_t l = labels[i] - 1;
-    sums[l] += p(i, l);
-  }
+void cl_label_probs(const ProbBlock& p, const int* labels, double* given) {
+  for (std::ptrdiff_t i = 0; i < p.rows; ++i) given[i] = p(i, labels[i] - 1);
+}
+
+void cl_add_label_sums(const double* given, const int* labels, std::ptrdiff_t rows, double* sums) {
+  for (std::ptrdiff_t i = 0; i < rows; ++i) sums[labels[i] - 1] += given[i];
 }
 
 void cl_count_joint(const ProbBlock& p, const int* labels, const double* thresholds, int* joint,

@@ -39,8 +39,13 @@ struct ProbBlock {
 // re-checks the block to word the error).
 bool cl_block_ok(const ProbBlock& p, double tol);
 
-// Pass 1: sums[l - 1] += P[i, l] for l = labels[i], in row order.
-void cl_add_label_sums(const ProbBlock& p, const int* labels, double* sums);
+// Pass 1, per chunk: given[i] = P[i, labels[i]] (clamped). A chunk's values
+// do not depend on any other chunk, so chunks can be read anywhere.
+void cl_label_probs(const ProbBlock& p, const int* labels, double* given);
+
+// Pass 1, combined: sums[l - 1] += given[i] for l = labels[i], in row order.
+// Called on the chunks in row order, it adds exactly as R does on all rows.
+void cl_add_label_sums(const double* given, const int* labels, std::ptrdiff_t rows, double* sums);
 
 // Pass 2: the confident joint. Row i counts under the class with the largest
 // probability among those reaching their threshold (P[i, j] >= t_j - 1e-12;
