@@ -17,7 +17,6 @@ int blas_threads_get_cpp();
 RcppExport SEXP _noisylabels_blas_threads_get_cpp() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(blas_threads_get_cpp());
     return rcpp_result_gen;
 END_RCPP
@@ -27,7 +26,6 @@ int blas_threads_set_cpp(int threads);
 RcppExport SEXP _noisylabels_blas_threads_set_cpp(SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     rcpp_result_gen = Rcpp::wrap(blas_threads_set_cpp(threads));
     return rcpp_result_gen;

@@ -57,7 +57,7 @@ const BlasThreadControl& control() {
 }  // namespace
 
 // The BLAS's current thread count, NA when it cannot be read.
-// [[Rcpp::export(.blas_threads_get)]]
+// [[Rcpp::export(.blas_threads_get, rng = false)]]
 int blas_threads_get_cpp() {
   const BlasThreadControl& c = control();
   return c.get != nullptr ? c.get() : NA_INTEGER;
@@ -65,7 +65,7 @@ int blas_threads_get_cpp() {
 
 // Sets the BLAS's thread count and returns the previous one (NA, and nothing
 // set, when the BLAS offers no setter).
-// [[Rcpp::export(.blas_threads_set)]]
+// [[Rcpp::export(.blas_threads_set, rng = false)]]
 int blas_threads_set_cpp(int threads) {
   const BlasThreadControl& c = control();
   if (c.set == nullptr || c.get == nullptr || threads == NA_INTEGER || threads < 1) return NA_INTEGER;
