@@ -115,7 +115,8 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
   # Pass 3: per-label scores.
   score_model <- list(rank_by = rank_by, adjust = adjust, thresholds = thr,
                       rank_noise = cl_shrunk_noise(cl$calibrated_joint), temper = model$a,
-                      noise = model$noise)
+                      noise = model$noise, unmix_noise = model$unmix_noise %||% numeric(),
+                      unmix = model$unmix %||% numeric())
   # The per-label vectors live in an environment, so that the result can drop
   # the ones it no longer needs while this frame is still alive.
   sc <- list2env(list(quality = numeric(n), prob_given = numeric(n), p_wrong = numeric(n),

@@ -165,7 +165,7 @@ bool cl_pass_joint_cpp(SEXP chunk, double rows, int k, SEXP labels, double offse
 // Pass 3 on one chunk: per-label scores into the seven vectors of `out`
 // (quality, prob_given, p_wrong, best, prob_best, other, prob_other) at
 // offset, in place. `model`: rank_by, adjust, thresholds, rank_noise, temper,
-// noise.
+// noise, unmix_noise, unmix (the last two empty without an unmixed model).
 // [[Rcpp::export(.cl_pass_scores, rng = false)]]
 bool cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, Rcpp::List model,
                         Rcpp::List out, double tol) {
@@ -182,8 +182,11 @@ bool cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offs
   m.rank_noise = Rcpp::as<std::vector<double>>(model["rank_noise"]);
   m.temper = Rcpp::as<double>(model["temper"]);
   m.noise = Rcpp::as<std::vector<double>>(model["noise"]);
+  m.unmix_noise = Rcpp::as<std::vector<double>>(model["unmix_noise"]);
+  m.unmix = Rcpp::as<std::vector<double>>(model["unmix"]);
   if (static_cast<int>(m.thresholds.size()) != k || static_cast<int>(m.rank_noise.size()) != k * k ||
-      static_cast<int>(m.noise.size()) != k * k) {
+      static_cast<int>(m.noise.size()) != k * k || m.unmix.size() != m.unmix_noise.size() ||
+      (!m.unmix.empty() && static_cast<int>(m.unmix.size()) != k * k)) {
     Rcpp::stop("the score model does not match the number of classes");
   }
   const R_xlen_t n = Rf_xlength(labels);

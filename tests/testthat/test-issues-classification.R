@@ -45,6 +45,31 @@ test_that("p_wrong is a probability, q-values are monotone in it, and fdr has it
   expect_true(all(li$prob_suggested > 0 & li$prob_suggested <= 1))
 })
 
+test_that("p_wrong is the larger of the tempered and the unmixed posterior, by hand", {
+  # T = [0.8 0.3; 0.2 0.7], T^-1 = 2 [0.7 -0.3; -0.2 0.8].
+  # P = (0.9, 0.1): T^-1 P = (1.2, -0.2) -> truth (1, 0); label 2 is wrong for sure.
+  # P = (0.7, 0.3): truth (0.8, 0.2); label 1: 0.3 * 0.2 / (0.8 * 0.8 + 0.3 * 0.2)
+  # = 0.06 / 0.70; label 2: 0.2 * 0.8 / (0.2 * 0.8 + 0.7 * 0.2) = 0.16 / 0.30.
+  tm <- matrix(c(0.8, 0.2, 0.3, 0.7), 2)
+  p <- rbind(c(0.9, 0.1), c(0.7, 0.3), c(0.7, 0.3))
+  lab <- c(2L, 1L, 2L)
+  # Tempered model with T = I: its posterior is the given label, p_wrong 0.
+  model <- list(a = 1, noise = diag(2), unmix_noise = tm, unmix = solve(tm))
+  w <- noisylabels:::cl_wrong_block(lab, p, model)
+  expect_equal(w$p_wrong, c(1, 0.06 / 0.70, 0.16 / 0.30))
+  expect_equal(w$best, c(1L, 1L, 1L))
+  expect_equal(w$prob_best, c(1, 0.64 / 0.70, 0.16 / 0.30))
+  # Tempered model with uninformative T: P(true | x, given) = P, p_wrong =
+  # 1 - P[given], larger than the unmixed one in rows 2 and 3.
+  model$noise <- matrix(0.5, 2, 2)
+  w <- noisylabels:::cl_wrong_block(lab, p, model)
+  expect_equal(w$p_wrong, c(1, 0.3, 0.7))
+  expect_equal(w$prob_other, c(1, 0.3, 0.7))
+  # Without the unmixed model only the tempered posterior counts.
+  model$unmix <- NULL
+  expect_equal(noisylabels:::cl_wrong_block(lab, p, model)$p_wrong, c(0.9, 0.3, 0.7))
+})
+
 test_that("FDR flags find wrong labels with a realised FDP near the target, and few at 0% noise", {
   skip_on_cran()
   skip_if_not_installed("nnet")
@@ -62,6 +87,13 @@ test_that("FDR flags find wrong labels with a realised FDP near the target, and 
   clean <- sim_oof(3000, 5, 0, 3)
   r0 <- find_label_issues(labels = clean$given, pred_probs = clean$p, flag_by = "fdr")
   expect_lte(mean(r0$label_issues$flagged), 0.01)
+  # The unmixed model needs evidence of noise: here with 20%, not at 0%.
+  expect_gt(res$noise_model$gain, 0)
+  expect_false(is.null(res$noise_model$unmix))
+  expect_lte(r0$noise_model$gain, 0)
+  expect_null(r0$noise_model$unmix)
+  # The default rule is the FDR one.
+  expect_identical(find_label_issues(labels = s$given, pred_probs = s$p)$label_issues, res$label_issues)
 })
 
 test_that("chunked input (binary file, csv file, chunk function) gives the in-memory answer exactly", {
@@ -87,7 +119,10 @@ test_that("chunked input (binary file, csv file, chunk function) gives the in-me
     expect_identical(find_label_issues(labels = lab, pred_probs = bin, flag_by = rule)$label_issues,
                      find_label_issues(labels = lab, pred_probs = s$p, flag_by = rule)$label_issues)
   }
-  expect_error(find_label_issues(labels = lab, pred_probs = bin), class = "noisylabels_error_choice")
+  # The default (fdr) reads chunks; the rules that need every row at once do not.
+  expect_identical(find_label_issues(labels = lab, pred_probs = bin)$label_issues, mem$label_issues)
+  expect_error(find_label_issues(labels = lab, pred_probs = bin, flag_by = "consensus"),
+               class = "noisylabels_error_choice")
   expect_error(find_label_issues(labels = lab[-1], pred_probs = chunks, flag_by = "fdr"),
                class = "noisylabels_error_length")
   expect_error(find_label_issues(labels = lab, pred_probs = tempfile(), flag_by = "fdr"),

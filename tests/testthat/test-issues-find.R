@@ -117,12 +117,12 @@ test_that("the model-agnostic path depends only on the probabilities, not on the
   expect_gt(detection_metrics(noise_scores(fitted_path), 1:n <= 12)$auc, 0.8)
 })
 
-test_that("on class-conditional noise the ranking beats self-confidence and the flags beat prune-by-noise-rate", {
+test_that("on class-conditional noise the ranking beats self-confidence and the consensus flags beat prune-by-noise-rate", {
   set.seed(2)
   auc_gain <- f1_gain <- numeric(4)
   for (rep in 1:4) {
     s <- sim_cl(3000, c(3, 5, 10, 5)[rep])
-    res <- find_label_issues(labels = s$given, pred_probs = s$p)
+    res <- find_label_issues(labels = s$given, pred_probs = s$p, flag_by = "consensus")
     self_conf <- 1 - s$p[cbind(seq_along(s$given), s$given)]
     auc_gain[rep] <- detection_metrics(noise_scores(res), s$wrong)$auc -
       detection_metrics(self_conf, s$wrong)$auc

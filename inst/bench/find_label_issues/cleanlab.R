@@ -93,7 +93,7 @@ for (i in seq_along(cases)) {
   f_cl <- readBin(sprintf("%s/f%03d.bin", io, i), "integer", n, size = 4) == 1L
   q_cl <- readBin(sprintf("%s/q%03d.bin", io, i), "double", n)
   info <- data.frame(k = s$k, rate = s$rate, noise = s$noise, seed = s$seed, wrong = sum(s$wrong))
-  res <- find_label_issues(labels = s$given, pred_probs = s$p, flag_by = "fdr")
+  res <- find_label_issues(labels = s$given, pred_probs = s$p)  # default: flag_by = "fdr"
   auc_score <- auroc(in_order(res, "score"), s$wrong)
   auc_pw <- auroc(in_order(res, "p_wrong"), s$wrong)
   add <- function(rule, f, auc, est = NA) {
@@ -101,7 +101,7 @@ for (i in seq_along(cases)) {
                                        estimated = est)
   }
   add("cleanlab default", f_cl, auroc(1 - q_cl, s$wrong))
-  add("ours fdr = 0.1", in_order(res, "flagged"), auc_pw, res$wrong_count$estimate)
+  add("ours fdr = 0.1 (default)", in_order(res, "flagged"), auc_pw, res$wrong_count$estimate)
   for (rule in c("consensus", "expected_f1")) {
     r <- find_label_issues(labels = s$given, pred_probs = s$p, flag_by = rule)
     add(paste("ours", rule), in_order(r, "flagged"), if (rule == "consensus") auc_score else auc_pw,

@@ -77,6 +77,26 @@ double row_quality(const double* probs, std::ptrdiff_t l, const ClScoreModel& m,
   }
 }
 
+// cl_unmix() and the posterior under the unmixed model: truth = max(T^-1 p,
+// 0) renormalised, each entry of T^-1 p a row sum of products; `alt` the
+// posterior of the true class given label l. Returns the label's p_wrong.
+double unmixed_posterior(const double* prob, std::ptrdiff_t l, const ClScoreModel& m, double* work,
+                         double* truth, double* alt) {
+  const std::ptrdiff_t k = m.k;
+  for (std::ptrdiff_t j = 0; j < k; ++j) {
+    for (std::ptrdiff_t c = 0; c < k; ++c) work[c] = prob[c] * m.unmix[j + c * k];
+    const double v = row_sum(work, k);
+    truth[j] = v < 0 ? 0.0 : v;
+  }
+  double tot = row_sum(truth, k);
+  if (!(tot > 0)) tot = 1;
+  for (std::ptrdiff_t j = 0; j < k; ++j) alt[j] = m.unmix_noise[l + j * k] * (truth[j] / tot);
+  double den = row_sum(alt, k);
+  if (den <= 0) den = 1;
+  for (std::ptrdiff_t j = 0; j < k; ++j) alt[j] /= den;
+  return clamp01(1 - alt[l]);
+}
+
 }  // namespace
 
 bool cl_block_ok(const ProbBlock& p, double tol) {
@@ -128,11 +148,14 @@ void cl_count_joint(const ProbBlock& p, const int* labels, const double* thresho
 void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& m,
                    const ClScoreOut& out, Monitor& monitor) {
   const std::ptrdiff_t k = m.k;
-  std::vector<double> buf(4 * k);
+  const bool unmixed = !m.unmix.empty();
+  std::vector<double> buf(6 * k);
   double* prob = buf.data();          // the row, clamped
   double* adjusted = prob + k;        // threshold-adjusted row
   double* work = adjusted + k;        // posterior numerators
   double* post = work + k;            // noise-model posterior
+  double* truth = post + k;           // unmixed model: P(true | x)
+  double* alt = truth + k;            // unmixed model: posterior
   for (std::ptrdiff_t i = 0; i < p.rows; ++i) {
     if (i % kCheckRows == 0) monitor.check();
     const std::ptrdiff_t l = labels[i] - 1;
@@ -163,6 +186,10 @@ void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& m,
     if (den <= 0) den = 1;
     for (std::ptrdiff_t j = 0; j < k; ++j) post[j] /= den;
     out.p_wrong[i] = clamp01(1 - post[l]);
+    if (unmixed && unmixed_posterior(prob, l, m, work, truth, alt) > out.p_wrong[i]) {
+      for (std::ptrdiff_t j = 0; j < k; ++j) post[j] = alt[j];
+      out.p_wrong[i] = clamp01(1 - post[l]);
+    }
     const std::ptrdiff_t best = first_max(post, k);
     out.best[i] = static_cast<int>(best + 1);
     out.prob_best[i] = post[best];

@@ -59,8 +59,9 @@ enum class ClRankBy { Posterior, SelfConfidence, NormalizedMargin };
 
 // What pass 3 needs besides the rows: the ranking rule and, for it, the
 // thresholds (when `adjust`) and the shrunk noise matrix of the calibrated
-// joint; the fitted noise model (temper exponent and noise matrix). Matrices
-// k x k, column-major.
+// joint; the fitted noise models: the tempered one (temper exponent and
+// noise matrix) and the unmixed one (its noise matrix and that matrix's
+// inverse; both empty when it has none). Matrices k x k, column-major.
 struct ClScoreModel {
   int k = 0;
   ClRankBy rank_by = ClRankBy::Posterior;
@@ -69,6 +70,8 @@ struct ClScoreModel {
   std::vector<double> rank_noise;
   double temper = 1;
   std::vector<double> noise;
+  std::vector<double> unmix_noise;
+  std::vector<double> unmix;
 };
 
 // Per-row outputs of pass 3, each pointing at the block's first row.
@@ -83,8 +86,9 @@ struct ClScoreOut {
 };
 
 // Pass 3: label quality by the ranking rule (cl_score_block()), P[i, given],
-// and the noise model's p_wrong, most probable class and most probable
-// class other than the given one with their posteriors (cl_wrong_block()).
+// and p_wrong, most probable class and most probable class other than the
+// given one with their posteriors, from whichever noise model gives the
+// label the larger p_wrong (the tempered one on ties; cl_wrong_block()).
 void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& model,
                    const ClScoreOut& out, Monitor& monitor);
 
