@@ -2,7 +2,7 @@
 # separated ring for Student-t3 clean noise, and the F1/FDP frontier of the |z|
 # ranking. A function of the cached out-of-fold predictions of calibration.R.
 #   CACHE=/tmp/num R_LIBS=<lib> Rscript round4.R frontier
-#   CACHE=/tmp/num R_LIBS=<lib> Rscript round4.R gn gt_free gt_e2 sep sep95 tie5 tie3 avg_sep95 avg_sep99
+#   CACHE=/tmp/num R_LIBS=<lib> Rscript round4.R gn gt_free gt_e2 sep sep95 tie5 tie3 avg_sep95 avg_sep99 shrink
 # Null: GN(a, b) or the generalised t with body shape b and tail index 1 / eta
 # (eta = 0 is the GN); ring 0.5 N(+-mu, tau^2); optionally mu >= the null's
 # q-quantile of |z| plus tau ("separated").
@@ -85,6 +85,17 @@ avgfit <- function(z, fits) {
   c(fits[[1]][c("a", "b")], list(p_wrong = p, weight_se = sqrt(v) / n, extra = est[2] - est[1]))
 }
 
+# Share shrunk towards "no wrong labels": the posterior of the two-group fit
+# times the BIC weight of that fit against the GN null alone (3 more parameters).
+shrinkfit <- function(z, pen = 3) {
+  f1 <- cfit(z); bins <- ns$abs_bins(z); s <- ns$robust_scale(z)
+  nll0 <- function(th) -sum(bins$cnt * gn_logdens(bins$x, exp(th[1]), B[1] + diff(B) * plogis(th[2])))
+  f0 <- stats::optim(c(log(sqrt(2) * s), qlogis((2 - B[1]) / diff(B))), nll0, method = "BFGS")
+  d <- 2 * (f0$value - f1$nll) - pen * log(length(z))
+  w1 <- plogis(d / 2)
+  c(f1[c("a", "b")], list(p_wrong = w1 * f1$p_wrong, weight_se = f1$weight_se, extra = w1))
+}
+
 ev <- function(k, fit, fdr = 0.1) {
   d <- cases[[k]]; truth <- d$truth == 1; z <- Z[[k]]; pw <- fit$p_wrong; n <- length(z)
   fl <- ns$fdr_qvalues(pw) <= fdr; tp <- sum(fl & truth)
@@ -141,7 +152,8 @@ cands <- list(
   tie5 = function(z) cfit(z, tie = 0.5),
   tie3 = function(z) cfit(z, tie = 0.3),
   avg_sep95 = function(z) avgfit(z, list(cfit(z), cfit(z, sep = TRUE, sep_q = 0.95))),
-  avg_sep99 = function(z) avgfit(z, list(cfit(z), cfit(z, sep = TRUE))))
+  avg_sep99 = function(z) avgfit(z, list(cfit(z), cfit(z, sep = TRUE))),
+  shrink = function(z) shrinkfit(z))
 for (nm in commandArgs(TRUE)) {
   cat("==", nm, "\n")
   if (nm == "frontier") {
