@@ -374,7 +374,8 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
 #' Control settings for gpr_loo()
 #'
 #' @param max_outer Maximum alternating rounds (hyperparameters, then sigma).
-#' @param max_sweeps Maximum sigma sweeps per round.
+#' @param max_sweeps Maximum sigma sweeps per round (on the Vecchia path,
+#'   25 times as many quasi-Newton iterations of the variance fit).
 #' @param max_hyper_iter Maximum L-BFGS iterations per hyperparameter step.
 #' @param tol_sweep Relative change of the objective that ends the sweeps.
 #' @param tol_outer Relative change over a round that ends the fit.
