@@ -231,14 +231,20 @@ void fill_block_cached(const double* kv, const std::vector<int>& idx, const Vect
 }  // namespace
 
 bool VecchiaCovariance::reserve_cache() {
+  if (cache_refused_) return false;
   const double per_point = 0.5 * (nn_.cols() + 1.0) * (nn_.cols() + 2.0);
   const double bytes = per_point * n() * sizeof(double);
-  if (bytes > kKernelCacheMaxBytes) return false;
+  if (bytes > kKernelCacheMaxBytes) {
+    cache_refused_ = true;
+    return false;
+  }
   try {
     kernel_cache_.resize(static_cast<std::size_t>(per_point) * static_cast<std::size_t>(n()));
   } catch (const std::bad_alloc&) {
+    // Not retried on every later pass: each attempt would ask for the same block again.
     kernel_cache_.clear();
     kernel_cache_.shrink_to_fit();
+    cache_refused_ = true;
     return false;
   }
   return true;

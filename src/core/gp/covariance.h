@@ -207,6 +207,7 @@ class VecchiaCovariance : public CovarianceOperator {
   // i * (m + 1)(m + 2) / 2; valid for the current theta once cache_ready_.
   bool hold_ = false;
   bool cache_ready_ = false;
+  bool cache_refused_ = false;  // over the limit, or the allocation failed: not retried
   std::vector<double> kernel_cache_;
   bool reserve_cache();
 };
