@@ -81,3 +81,36 @@ test_that("a Vecchia fit of 2,000 labels converges without a warning", {
   expect_true(all(diff(fit$trace) <= 1e-12 * pmax(1, abs(fit$trace[-1]))))
   expect_gt(detection_metrics(noise_scores(fit), bad)$auc, 0.85)
 })
+
+test_that("a Vecchia fit with a learned kernel floors the variances at a fraction of the pilot's clean level", {
+  skip_on_cran()
+  set.seed(4)
+  n <- 2500
+  x <- matrix(stats::runif(3 * n), n)
+  y <- sin(2 * pi * x[, 1]) + cos(pi * x[, 2]) + stats::rnorm(n, sd = 0.1)
+  bad <- sample(n, n / 10)
+  y[bad] <- y[bad] + stats::rnorm(length(bad))
+  fit_with <- function(f) {
+    set.seed(5)
+    gpr_loo(x, y, approx = "vecchia", restarts = 2,
+            control = gpr_loo_control(vecchia_pilot = 300, vecchia_floor = f))
+  }
+  fit <- fit_with(0.01)
+  fit0 <- fit_with(0)
+  # Same pilot (same seed), so the same kernel; the floor is 1% of the
+  # pilot's clean level, which the fit without it reports as its own
+  # sigma_floor's reference point.
+  expect_equal(fit$kernel, fit0$kernel)
+  expect_equal(fit0$sigma_floor, gpr_loo_control()$sigma_floor * stats::var(y))
+  expect_gt(fit$sigma_floor, 100 * fit0$sigma_floor)
+  expect_lt(fit$sigma_floor, 0.1 * stats::median(fit$noise_var[bad]))
+  expect_gte(min(fit$noise_var), fit$sigma_floor * (1 - 1e-12))
+  at_floor <- fit$noise_var <= fit$sigma_floor * (1 + 1e-9)
+  expect_gt(sum(at_floor), n / 10)
+  # The floor binds: without it, labels go below it.
+  expect_gt(sum(fit0$noise_var < fit$sigma_floor), n / 10)
+  expect_true(fit$converged)
+  expect_lt(length(fit$trace), length(fit0$trace))
+  expect_gt(detection_metrics(noise_scores(fit), bad)$auc,
+            detection_metrics(noise_scores(fit0), bad)$auc - 0.01)
+})
