@@ -55,15 +55,15 @@
 #'   user's to set. On simulated out-of-fold probabilities (3, 5 and 10
 #'   classes, 10-40% of labels flipped uniformly or to the next class, 54
 #'   sets of 5,000; `inst/bench/find_label_issues/README.md`) its mean F1 was
-#'   0.763 against 0.758 for cleanlab 2.9's default on the same
-#'   probabilities, with a realised false discovery proportion of 0.14 on
-#'   average, and it flagged 0.07% of the labels at 0% noise. It flags little
-#'   where neither noise model fits the labels better than `P` as it is: with
-#'   40% of the labels flipped to one other class (3 and 5 classes) its F1
-#'   was 0.02-0.34, cleanlab's 0.61-0.64 at a precision of 0.6.
+#'   0.804 against 0.758 for cleanlab 2.9's default on the same
+#'   probabilities, with a realised false discovery proportion of 0.15 on
+#'   average (0.15-0.21 with 5-10 classes at 10-20% noise), and it flagged
+#'   0.07% of the labels at 0% noise. With 40% of the labels flipped to one
+#'   other class it flags fewer: F1 0.49 (3 classes) and 0.61 (5), cleanlab's
+#'   0.64 and 0.61 at a precision of 0.6.
 #' * `"expected_f1"` flags the labels of highest `p_wrong`, as many as
 #'   maximise the expected F1 `2 sum(p_wrong[flagged]) / (n_flagged +
-#'   sum(p_wrong))`: the highest mean F1 of these rules there (0.81), without
+#'   sum(p_wrong))`: the highest mean F1 of these rules there (0.82), without
 #'   a bound on the false discoveries.
 #' * `"consensus"` flags the labels that both `"rank"` and
 #'   `"prune_by_noise_rate"` call wrong (mean F1 0.77 there, 5% of the labels
@@ -97,16 +97,21 @@
 #' noise, so their likelihood alone cannot tell). The unmixed model reads `P` as
 #' `T P(true | x)` and inverts it, `P(true | x) = max(T^-1 P, 0)`
 #' renormalised, with `T` the mean of confident learning's noise matrix and
-#' the tempered model's; it is used only where the tempered model fits the
-#' given labels better than `P` itself (`noise_model$gain > 0`), since
-#' without noise it flags the unusual rows of overlapping classes.
+#' the tempered model's; it is used only with evidence of noise, since
+#' without noise it flags the unusual rows of overlapping classes: the
+#' tempered model fits the given labels better than `P` itself
+#' (`noise_model$gain > 0`), or it estimates at least 15% wrong labels
+#' (`noise_model$rate`, the off-diagonal mass of its `T` weighted by the
+#' class counts; its fit drifts towards no noise, so such a rate does not
+#' arise from clean labels, while flips into one other class can leave no
+#' likelihood gain).
 #' `noise_model` in the result holds both. `q_value` is the smallest
 #' expected share of clean labels among the highest-`p_wrong` sets containing
 #' the label, so flagging `q_value <= fdr` controls the false discovery rate
 #' when `p_wrong` is calibrated; `wrong_count` is the estimated number of
 #' wrong labels, `sum(p_wrong)`, with a 90% interval (in the simulations
-#' above 0.44-1.32 times the true count: low at 40% flips to one class with
-#' 3-5 classes, high with many classes and little noise). `suggested_label` is the most
+#' above 0.72-1.32 times the true count, means over seeds: low at 40% flips
+#' to one class with 3 classes, high with many classes and little noise). `suggested_label` is the most
 #' probable true class (for flagged labels, the most probable class other
 #' than the given one) and `prob_suggested` its posterior probability.
 #'

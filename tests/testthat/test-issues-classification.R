@@ -2,14 +2,16 @@
 
 # Features from class-specific Gaussians, out-of-fold multinomial
 # probabilities fitted on the noisy labels (as a user's model would give).
-sim_oof <- function(n, k, rate, seed) {
+# `to_next`: flips go to the next class instead of a uniformly drawn other one.
+sim_oof <- function(n, k, rate, seed, to_next = FALSE) {
   withr::local_seed(seed)
   mu <- matrix(stats::rnorm(k * 4, sd = 1.5), k, 4)
   true <- sample.int(k, n, TRUE)
   x <- mu[true, ] + matrix(stats::rnorm(n * 4), n, 4)
   given <- true
   u <- stats::runif(n) < rate
-  given[u] <- (true[u] + sample.int(k - 1L, sum(u), TRUE) - 1L) %% k + 1L
+  shift <- if (to_next) rep(1L, sum(u)) else sample.int(k - 1L, sum(u), TRUE)
+  given[u] <- (true[u] + shift - 1L) %% k + 1L
   folds <- rep_len(1:4, n)
   p <- matrix(0, n, k)
   df <- data.frame(x)
@@ -94,6 +96,33 @@ test_that("FDR flags find wrong labels with a realised FDP near the target, and 
   expect_null(r0$noise_model$unmix)
   # The default rule is the FDR one.
   expect_identical(find_label_issues(labels = s$given, pred_probs = s$p)$label_issues, res$label_issues)
+})
+
+test_that("the unmixed model is on where the tempered one shows noise, with or without a likelihood gain", {
+  skip_on_cran()
+  skip_if_not_installed("nnet")
+  # 40% of the labels flipped to the next of 3 classes: P fitted on the noisy
+  # labels is calibrated for them, so no noise model fits them better than P,
+  # but the tempered model still finds a large share of wrong labels.
+  s <- sim_oof(3000, 3, 0.4, 35, to_next = TRUE)
+  res <- find_label_issues(labels = s$given, pred_probs = s$p)
+  nm <- res$noise_model
+  expect_lte(nm$gain, 0)
+  # The rate by its definition: off-diagonal mass of the tempered T weighted
+  # by the given-label counts.
+  expect_equal(nm$rate, 1 - sum(diag(nm$noise) * tabulate(s$given, 3)) / length(s$given))
+  expect_gte(nm$rate, noisylabels:::cl_unmix_min_rate)
+  expect_false(is.null(nm$unmix))
+  expect_equal(nm$unmix, solve(nm$unmix_noise))
+  f <- in_row_order(res, "flagged")
+  # With the gain alone nearly nothing was flagged here (recall 0.01).
+  expect_gt(mean(f[s$wrong]), 0.25)
+  expect_lt(1 - mean(s$wrong[f]), 0.15)
+  # The rule on these sets and on clean ones: on iff gain > 0 or rate >= 0.15.
+  for (case in list(s, sim_oof(3000, 5, 0, 3), sim_oof(1500, 4, 0.15, 1), sim_oof(2000, 3, 0, 6))) {
+    m <- find_label_issues(labels = case$given, pred_probs = case$p)$noise_model
+    expect_identical(!is.null(m$unmix), m$gain > 0 || m$rate >= 0.15)
+  }
 })
 
 test_that("chunked input (binary file, csv file, chunk function) gives the in-memory answer exactly", {
