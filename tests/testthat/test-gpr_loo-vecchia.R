@@ -12,6 +12,16 @@ vecchia_case <- function(n, seed) {
   list(x = x, y = y, bad = bad, kernel = kr, spec = kernel_spec(kr), log_par = kernel_flatten(kr)$log_par)
 }
 
+# Two inputs matter, noise sd 0.1, 10% of the labels shifted by N(0, 1).
+smooth_case <- function(n, d, seed) {
+  set.seed(seed)
+  x <- matrix(stats::runif(d * n), n)
+  y <- sin(2 * pi * x[, 1]) + cos(pi * x[, 2]) + stats::rnorm(n, sd = 0.1)
+  bad <- sample(n, n / 10)
+  y[bad] <- y[bad] + stats::rnorm(length(bad))
+  list(x = x, y = y, bad = bad)
+}
+
 # The sigma fit alone (kernel fixed), dense or Vecchia with these neighbours.
 sigma_fit <- function(cc, neighbors = NULL, sigma0 = 0.05, ...) {
   n <- length(cc$y)
@@ -69,12 +79,10 @@ test_that("the Vecchia sigma fit decreases J at every step and stops where its r
 
 test_that("a Vecchia fit of 2,000 labels converges without a warning", {
   skip_on_cran()
-  set.seed(3)
-  n <- 2000
-  x <- matrix(stats::runif(5 * n), n)
-  y <- sin(2 * pi * x[, 1]) + cos(pi * x[, 2]) + stats::rnorm(n, sd = 0.1)
-  bad <- sample(n, n / 10)
-  y[bad] <- y[bad] + stats::rnorm(length(bad))
+  cc <- smooth_case(2000, 5, 3)
+  x <- cc$x
+  y <- cc$y
+  bad <- cc$bad
   kern <- gp_kernel("rbf", variance = 8, lengthscale = 0.8)
   expect_no_warning(fit <- gpr_loo(x, y, kernel = kern, learn_kernel = FALSE, approx = "vecchia"))
   expect_true(fit$converged)
@@ -84,12 +92,11 @@ test_that("a Vecchia fit of 2,000 labels converges without a warning", {
 
 test_that("a Vecchia fit with a learned kernel floors the variances at a fraction of the pilot's clean level", {
   skip_on_cran()
-  set.seed(4)
   n <- 2500
-  x <- matrix(stats::runif(3 * n), n)
-  y <- sin(2 * pi * x[, 1]) + cos(pi * x[, 2]) + stats::rnorm(n, sd = 0.1)
-  bad <- sample(n, n / 10)
-  y[bad] <- y[bad] + stats::rnorm(length(bad))
+  cc <- smooth_case(n, 3, 4)
+  x <- cc$x
+  y <- cc$y
+  bad <- cc$bad
   fit_with <- function(f) {
     set.seed(5)
     gpr_loo(x, y, approx = "vecchia", restarts = 2,
