@@ -89,17 +89,64 @@ ordered_neighbors <- function(u, m) {
 
 # The Vecchia set-up of a fit: a random ordering (R's RNG) and the ordered
 # neighbours of every label, as 0-based indices into the original rows.
-vecchia_setup <- function(x, kernel, m) {
+# layout = TRUE adds a storage order for the fit's labels (`layout`, below)
+# and the neighbours renumbered into it (`layout_neighbors`).
+vecchia_setup <- function(x, kernel, m, layout = FALSE) {
   n <- nrow(x)
   perm <- sample.int(n)
-  u <- vecchia_inputs(x, kernel)[perm, , drop = FALSE]
+  u_all <- vecchia_inputs(x, kernel)
+  u <- u_all[perm, , drop = FALSE]
   nn_perm <- ordered_neighbors(u, m)
   nn <- matrix(-1L, n, m)
   ok <- nn_perm >= 0L
   nn_orig <- nn_perm
   nn_orig[ok] <- as.integer(perm[nn_perm[ok] + 1L] - 1L)
   nn[perm, ] <- nn_orig
-  list(order = perm, neighbors = nn)
+  out <- list(order = perm, neighbors = nn)
+  if (layout && isTRUE(getOption("noisylabels.vecchia_layout", TRUE))) {
+    out$layout <- z_order(u_all)
+    out$layout_neighbors <- renumber_neighbors(nn, out$layout)
+  }
+  out
+}
+
+# Where the labels of a Vecchia fit are stored. The conditioning order is
+# random, so a label's neighbours are scattered over the n-vectors a pass
+# reads and adds into, and at 10^6 labels a pass waits on memory. Stored
+# along a Z-order curve of the scaled inputs (z_order()),
+# a set's neighbours lie near it in memory. The model is the same (each label
+# keeps its conditioning set); only the numbering changes, so results agree
+# to rounding. options(noisylabels.vecchia_layout = FALSE) stores the labels
+# in the order given (tests compare the two).
+#
+# The rows of u sorted along a Z-order (Morton) curve: each of the (at most
+# 4) widest coordinates cut into 2^12 bins, the bin numbers' bits interleaved
+# from the highest (48 bits, exact in a double).
+z_order <- function(u) {
+  n <- nrow(u)
+  width <- apply(u, 2L, function(v) diff(range(v)))
+  dims <- utils::head(order(width, decreasing = TRUE), 4L)
+  dims <- dims[is.finite(width[dims]) & width[dims] > 0]
+  if (n < 2L || !length(dims)) return(seq_len(n))
+  bins <- 2^12
+  code <- numeric(n)
+  q <- lapply(dims, function(j) pmin(floor((u[, j] - min(u[, j])) / width[j] * bins), bins - 1))
+  for (b in 11:0) {
+    for (qj in q) code <- 2 * code + (qj %/% 2^b) %% 2
+  }
+  order(code)
+}
+
+# Neighbours (0-based, -1 padded, in the original numbering) renumbered for
+# labels stored in the order `layout` (row r of the stored data is original
+# row layout[r]).
+renumber_neighbors <- function(neighbors, layout) {
+  pos <- integer(length(layout))
+  pos[layout] <- seq_along(layout)
+  nn <- neighbors[layout, , drop = FALSE]
+  ok <- nn >= 0L
+  nn[ok] <- as.integer(pos[nn[ok] + 1L] - 1L)
+  nn
 }
 
 # Conditioning sets of new inputs: their m nearest training points.
@@ -161,4 +208,19 @@ vecchia_predict_sets <- function(x, xnew, kernel, m, m_own, block = vecchia_pred
   sizes <- lengths(groups)
   list(order = unlist(groups, use.names = FALSE), start = as.integer(c(0L, cumsum(sizes))),
        neighbors = nn)
+}
+
+# Rows (matrix) or elements (vector) of v in the storage order `lay` of a
+# Vecchia fit, and a per-label result in that order put back in the original
+# one; lay = NULL leaves v as it is.
+stored_rows <- function(v, lay) {
+  if (is.null(lay)) return(v)
+  if (is.matrix(v)) v[lay, , drop = FALSE] else v[lay]
+}
+
+original_rows <- function(v, lay) {
+  if (is.null(lay) || !length(v)) return(v)
+  out <- v
+  out[lay] <- v
+  out
 }

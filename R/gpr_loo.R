@@ -313,14 +313,22 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
                screen_rounds = control$screen_rounds %||% 0L,
                screen_hyper_iter = control$screen_hyper_iter %||% 10L,
                adaptive_sweeps = control$adaptive_sweeps %||% FALSE)
+  # Vecchia: the C++ fit sees the labels in the set-up's storage order
+  # (`lay`, see vecchia_setup()); per-label results are put back below.
   vecchia <- NULL
+  lay <- NULL
   if (backend$approx == "vecchia") {
-    vecchia <- vecchia_setup(x, kernel, backend$m)
-    opts$neighbors <- vecchia$neighbors
+    vecchia <- vecchia_setup(x, kernel, backend$m, layout = TRUE)
+    lay <- vecchia$layout
+    opts$neighbors <- if (is.null(lay)) vecchia$neighbors else vecchia$layout_neighbors
   }
+  x_fit <- stored_rows(x, lay)
+  ys_fit <- stored_rows(ys, lay)
   bar <- progress_bar("gpr_loo", verbose = verbose)
-  res <- call_core(.gpr_loo_fit(x, ys, kernel_spec(kernel), sigma0, starts, lower, upper, opts, bar))
+  res <- call_core(.gpr_loo_fit(x_fit, ys_fit, kernel_spec(kernel), stored_rows(sigma0, lay), starts,
+                                lower, upper, opts, bar))
   progress_done(bar)
+  for (v in c("sigma", "inverse_diagonal", "alpha")) res[[v]] <- original_rows(as.numeric(res[[v]]), lay)
   if (!res$converged) {
     # Rounds left over (e.g. the Vecchia path's one round with the pilot's
     # kernel): the variance iterations of a round ran out.
@@ -344,9 +352,10 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   # label, e^2 / (v + s0). For the full model, e and v are taken at the clean
   # level s0 with every variance floored at it (see "Noise scores and flags").
   if (noise == "full") {
-    clean <- call_core(.gpr_loo_clean_level(x, ys, kernel_spec(kernel), sigma_s, opts))
+    clean <- call_core(.gpr_loo_clean_level(x_fit, ys_fit, kernel_spec(kernel), stored_rows(sigma_s, lay),
+                                            opts))
     noise_level <- clean$level
-    flag_stat <- clean$statistic
+    flag_stat <- original_rows(clean$statistic, lay)
   } else {
     noise_level <- if (noise == "uniform") sigma_s[1] else 0
     flag_stat <- loo_res^2 / (loo_var_f + noise_level)
