@@ -9,6 +9,7 @@ gpc_ep_fit_ovr <- function(x, labels, args, verbose, call) {
   epsilon_update <- args$epsilon_update; tau <- args$tau; learn_kernel <- args$learn_kernel
   standardize <- args$standardize; approx <- args$approx; inducing <- args$inducing
   control <- args$control
+  threads <- args$threads
   cli::cli_inform("Fitting {length(labels$levels)} one-vs-rest classifiers.")
   # One bar over the classes; the binary fits show none of their own.
   bar <- progress_bar("gpc_ep one-vs-rest", total = length(labels$levels), verbose = verbose)
@@ -20,7 +21,7 @@ gpc_ep_fit_ovr <- function(x, labels, args, verbose, call) {
     f <- gpc_ep.default(x, yy, kernel = kernel, likelihood = likelihood, epsilon = epsilon,
                         epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
                         standardize = standardize, approx = approx, inducing = inducing,
-                        control = control)
+                        control = control, threads = threads)
     if (!is.null(bar)) bar(k, length(labels$levels))
     f
   })
@@ -67,9 +68,9 @@ gpc_ep_run_core <- function(kernel, labels, args, learn_eps, verbose, frame) {
     gpc_ep_ep_options(control, args$tau, joint_default = approx != "sparse"),
     draw_seed(), progress = bar)
   res <- if (approx == "sparse") {
-    call_core(do.call(.gpc_ep_sparse_fit, c(list(xs, ind$z), core_args)), call = frame)
+    call_core(do.call(.gpc_ep_sparse_fit, c(list(xs, ind$z), core_args)), call = frame, blas = args$threads)
   } else {
-    call_core(do.call(.gpc_ep_fit, c(list(xs), core_args)), call = frame)
+    call_core(do.call(.gpc_ep_fit, c(list(xs), core_args)), call = frame, blas = args$threads)
   }
   progress_done(bar)
   res$flat <- flat

@@ -130,6 +130,11 @@
 #'   inputs with the columns of `x` on its original scale (for formula fits,
 #'   the columns of the model matrix).
 #' @param control A list from [gpc_ep_control()].
+#' @param threads Threads of the BLAS (OpenBLAS, BLIS or MKL) inside the fit,
+#'   whose EP sweeps and refreshes are matrix products and triangular solves
+#'   (default `getOption("noisylabels.threads", 1)`; the option
+#'   `noisylabels.blas_threads`, if set, takes precedence, see
+#'   [noisylabels-package]). Capped at the available cores.
 #' @param verbose Show a progress bar (see [noisylabels-progress]): the outer
 #'   epsilon iterations, or the kernel optimiser's evaluations when epsilon is
 #'   fixed; for `multiclass = "ovr"` the classes. `NULL` (default): in
@@ -228,7 +233,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
                            tau = c("allow", "clamp"), learn_kernel = TRUE, standardize = TRUE,
                            multiclass = c("none", "ovr"), approx = c("auto", "dense", "sparse"),
                            inducing = NULL, control = gpc_ep_control(),
-                           verbose = NULL, ...) {
+                           threads = getOption("noisylabels.threads", 1L), verbose = NULL, ...) {
   call <- match.call()
   if ("scale" %in% ...names()) {
     dots <- list(...)
@@ -258,6 +263,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
                   class = "noisylabels_error_epsilon")
     }
   }
+  threads <- check_threads(threads)
   x <- check_x_matrix(x, "x", min_rows = 2L)
   inducing <- gpc_ep_check_inducing(inducing, x, approx)
   approx <- gpc_ep_resolve_approx(approx, nrow(x), inducing)
@@ -265,7 +271,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   args <- list(kernel = kernel, likelihood = likelihood, epsilon = epsilon,
                epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,
                standardize = standardize, approx = approx, inducing = inducing,
-               control = control)
+               control = control, threads = threads)
   if (length(labels$levels) > 2L) {
     if (multiclass == "none") {
       abort_input(c("{.arg y} has {length(labels$levels)} classes ({.val {labels$levels}}); {.fn gpc_ep} is a binary classifier.",

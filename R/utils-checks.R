@@ -75,13 +75,14 @@ check_dots_empty <- function(fn, ..., call = parent.frame()) {
 # Run a C++ entry point and turn its std::exception into a classed R error
 # that names the routine and keeps the core's message. A stop by Ctrl-C (the
 # core's Interrupted) becomes R's own interrupt. The BLAS runs with
-# `noisylabels.blas_threads` threads (default 1) for the duration of the call
-# (see src/rcpp_blas.cpp for why) and gets its own setting back afterwards.
-call_core <- function(expr, call = parent.frame()) {
+# `noisylabels.blas_threads` threads (default 1, or `blas` where a fit's own
+# `threads` set it) for the duration of the call (see src/rcpp_blas.cpp for
+# why) and gets its own setting back afterwards.
+call_core <- function(expr, call = parent.frame(), blas = NULL) {
   fn <- substitute(expr)[[1L]]
   if (is.call(fn)) fn <- fn[[3L]]  # noisylabels:::.routine(...)
   routine <- sub("^\\.", "", as.character(fn)[1L])
-  old_blas <- .blas_threads_set(blas_threads(call))
+  old_blas <- .blas_threads_set(blas_threads(call, default = blas %||% 1L))
   if (!is.na(old_blas)) on.exit(.blas_threads_set(old_blas), add = TRUE)
   interrupted <- FALSE
   out <- tryCatch(expr, error = function(e) {
@@ -97,9 +98,9 @@ call_core <- function(expr, call = parent.frame()) {
 }
 
 # Threads of the BLAS inside the package's C++ calls: the option
-# `noisylabels.blas_threads`, 1 unless set (see ?noisylabels).
-blas_threads <- function(call = parent.frame()) {
-  check_count(getOption("noisylabels.blas_threads", 1L), "noisylabels.blas_threads", call = call)
+# `noisylabels.blas_threads`, `default` unless set (see ?noisylabels).
+blas_threads <- function(call = parent.frame(), default = 1L) {
+  check_count(getOption("noisylabels.blas_threads", default), "noisylabels.blas_threads", call = call)
 }
 
 # The kind of a C++ failure, from the exception's type (Rcpp gives the R

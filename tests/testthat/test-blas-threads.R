@@ -38,3 +38,33 @@ test_that("the setter refuses what is not a thread count", {
   expect_identical(noisylabels:::.blas_threads_set(NA_integer_), NA_integer_)
   expect_identical(noisylabels:::.blas_threads_set(0L), NA_integer_)
 })
+
+test_that("a fit's own thread count sets the BLAS unless the option does", {
+  own <- noisylabels:::.blas_threads_get()
+  skip_if(is.na(own), "this BLAS has no thread setter")
+  on.exit(noisylabels:::.blas_threads_set(own), add = TRUE)
+  noisylabels:::.blas_threads_set(1L)
+  inside <- function(blas) noisylabels:::call_core(noisylabels:::.blas_threads_get(), blas = blas)
+  withr::local_options(noisylabels.blas_threads = NULL)
+  expect_identical(inside(2L), 2L)
+  expect_identical(inside(NULL), 1L)
+  withr::local_options(noisylabels.blas_threads = 3L)
+  expect_identical(inside(2L), 3L)
+  expect_identical(noisylabels:::.blas_threads_get(), 1L)
+})
+
+test_that("gpc_ep() gives the same fit on one or two BLAS threads", {
+  skip_if(noisylabels:::available_cores() < 2L)
+  withr::local_options(noisylabels.blas_threads = NULL)
+  set.seed(3)
+  n <- 400
+  x <- matrix(stats::rnorm(2 * n), n)
+  y <- factor(ifelse(x[, 1] + 0.5 * x[, 2]^2 > 0.3, "a", "b"))
+  flip <- sample.int(n, 40)
+  y[flip] <- ifelse(y[flip] == "a", "b", "a")
+  one <- withr::with_seed(4, gpc_ep(x, y, approx = "sparse", inducing = 30, threads = 1))
+  two <- withr::with_seed(4, gpc_ep(x, y, approx = "sparse", inducing = 30, threads = 2))
+  expect_equal(two$epsilon, one$epsilon, tolerance = 1e-6)
+  expect_equal(noise_scores(two), noise_scores(one), tolerance = 1e-5)
+  expect_error(gpc_ep(x, y, threads = 0), class = "noisylabels_error_input")
+})

@@ -6,14 +6,14 @@
 # flipped at random. Records CPU and elapsed time, peak resident memory
 # (VmHWM), the load average, the AUC of P(label wrong) against the flips,
 # EP runs and the fitted epsilon. Run each n in its own process. The third
-# argument sets the BLAS threads inside the package's calls (the option
-# `noisylabels.blas_threads`; the package's default is 1); the fourth and
-# fifth set gpc_ep_control()'s tol_logz and tol_site (defaults 1e-6, 1e-4).
-# Usage: Rscript inst/bench/gpc_ep/bench_factor.R [n] [seed] [blas_threads] [tol_logz] [tol_site]
+# argument is gpc_ep()'s `threads` (the BLAS threads inside the fit; default
+# 1); the fourth and fifth set gpc_ep_control()'s tol_logz and tol_site
+# (defaults 1e-6, 1e-4).
+# Usage: Rscript inst/bench/gpc_ep/bench_factor.R [n] [seed] [threads] [tol_logz] [tol_site]
 args <- commandArgs(TRUE)
 n <- if (length(args)) as.numeric(args[1]) else 2e4
 seed <- if (length(args) > 1) as.integer(args[2]) else 20261127L
-if (length(args) > 2) options(noisylabels.blas_threads = as.integer(args[3]))
+threads <- if (length(args) > 2) as.integer(args[3]) else 1L
 suppressPackageStartupMessages(library(noisylabels))
 control <- gpc_ep_control(tol_logz = if (length(args) > 3) as.numeric(args[4]) else 1e-6,
                           tol_site = if (length(args) > 4) as.numeric(args[5]) else 1e-4)
@@ -28,11 +28,11 @@ flipped <- sample.int(n, round(0.1 * n))
 y[flipped] <- ifelse(y[flipped] == "pos", "neg", "pos")
 data <- data.frame(y = factor(y, levels = c("neg", "pos")), x, g = g)
 load0 <- readLines("/proc/loadavg")
-tm <- system.time(fit <- gpc_ep(y ~ ., data = data, control = control))
+tm <- system.time(fit <- gpc_ep(y ~ ., data = data, control = control, threads = threads))
 kb <- as.numeric(gsub("[^0-9]", "", grep("VmHWM", readLines("/proc/self/status"), value = TRUE)))
 auc <- detection_metrics(noise_scores(fit), flipped)$auc
-cat(sprintf("n = %d, BLAS threads %d, tol_logz %g, tol_site %g: approx %s (m = %s), %.1f s elapsed, %.1f s CPU, peak %.2f GB, AUC P(wrong) %.4f, epsilon %.4f, converged %s\n",
-            as.integer(n), getOption("noisylabels.blas_threads", 1L), control$tol_logz,
+cat(sprintf("n = %d, threads %d, tol_logz %g, tol_site %g: approx %s (m = %s), %.1f s elapsed, %.1f s CPU, peak %.2f GB, AUC P(wrong) %.4f, epsilon %.4f, converged %s\n",
+            as.integer(n), threads, control$tol_logz,
             control$tol_site, fit$approx, format(fit$n_inducing %||% NA), tm[["elapsed"]],
             tm[["user.self"]] + tm[["sys.self"]], kb / 2^20, auc, fit$epsilon %||% NA,
             format(fit$converged %||% NA)))
