@@ -137,8 +137,8 @@
     .Call(`_noisylabels_cl_qvalues_cpp`, p_wrong)
 }
 
-.cl_sort_columns <- function(score, columns) {
-    .Call(`_noisylabels_cl_sort_columns_cpp`, score, columns)
+.cl_sort_columns <- function(key, columns, complement = FALSE) {
+    .Call(`_noisylabels_cl_sort_columns_cpp`, key, columns, complement)
 }
 
 .kernel_gram <- function(x, spec) {

@@ -128,7 +128,9 @@ cl_each_chunk <- function(src, n, call, pass, lab, model, fun, fit = integer(), 
   k <- src$k
   here <- is.null(src$chunks) || jobs_in_process()
   if (!here) into <- NULL
-  labels_of <- function(offset, rows) if (is.null(into)) lab[offset + seq_len(rows)] else lab
+  # Jobs in this process read the whole labels at their chunk's offset; jobs
+  # elsewhere get their chunk's labels alone (offset 0).
+  labels_of <- function(offset, rows) if (here) lab else lab[offset + seq_len(rows)]
   job_model <- function(offset, rows) {
     if (pass == "joint") model$fit <- fit[fit > offset & fit <= offset + rows] - offset
     model
@@ -161,7 +163,7 @@ cl_each_chunk <- function(src, n, call, pass, lab, model, fun, fit = integer(), 
     ch <- src$chunks[[i]]
     list(spec = src$spec, chunk = ch, pass = pass, lab = labels_of(ch$offset, ch$rows),
          model = job_model(ch$offset, ch$rows), tol = tol, buffer = buffer, into = into,
-         offset = if (is.null(into)) 0 else ch$offset)
+         offset = if (here) ch$offset else 0)
   }
   future_jobs(length(src$chunks), job, cl_file_job, function(i, part) {
     ch <- src$chunks[[i]]

@@ -30,25 +30,26 @@
 # Chunk size for files: getOption("noisylabels.chunk_rows", 1e6).
 
 # One chunk's part of a pass, from its rows alone (`data`: a double matrix
-# or row-major doubles, `rows` rows, `lab` their coded labels, `model` what
+# or row-major doubles, `rows` rows, their coded labels lab[offset + 1 ...]
+# (a job elsewhere gets its chunk's labels alone, offset 0), `model` what
 # the pass reads). FALSE in `ok` when the chunk fails the probability
 # checks. The parts are combined in row order by the caller.
 #   "given":  P[i, label_i] per row (pass 1; the caller adds them per class);
 #   "joint":  the chunk's confident joint, each row's confident class, and
 #             the probabilities of the rows model$fit (chunk row numbers);
 #   "scores": the seven per-label vectors of pass 3; with `into` (the whole
-#             vectors) written there in place at `offset` (`lab` then all
-#             labels) and not returned.
+#             vectors) written there in place at `offset` and not
+#             returned.
 cl_chunk_job <- function(data, rows, k, pass, lab, model, tol, into = NULL, offset = 0) {
   switch(pass,
     given = {
       given <- numeric(rows)
-      list(ok = .cl_pass_given(data, rows, k, lab, 0, given, tol), given = given)
+      list(ok = .cl_pass_given(data, rows, k, lab, offset, given, tol), given = given)
     },
     joint = {
       joint <- matrix(0L, k, k)
       confident <- integer(rows)
-      ok <- .cl_pass_joint(data, rows, k, lab, 0, model$thresholds, joint, confident, tol)
+      ok <- .cl_pass_joint(data, rows, k, lab, offset, model$thresholds, joint, confident, tol)
       list(ok = ok, joint = joint, confident = confident,
            p_fit = if (ok) cl_chunk_rows_at(data, model$fit, 0, k))
     },
@@ -155,9 +156,11 @@ cl_chunked_result <- function(labels, chk, sc, cl, model, rank_by, adjust, flag_
   .cl_suggest(flagged, sc$best, sc$other, sc$prob_best, sc$prob_other)
   rm("other", "prob_other", envir = sc)
   gc(FALSE)
-  score <- 1 - sc$quality
-  row <- .cl_sort_columns(score, c(list(score, flagged, q_value), as.list(sc)))
+  # Sorted by the score 1 - quality, which is formed afterwards from the
+  # sorted quality (the same numbers, one column fewer to hold and permute).
+  row <- .cl_sort_columns(sc$quality, c(list(flagged, q_value), as.list(sc)), complement = TRUE)
   gc(FALSE)
+  score <- 1 - sc$quality
   suggested <- if (chk$factor) structure(sc$best, levels = chk$classes, class = "factor")
                else chk$classes[sc$best]
   rm("best", envir = sc)

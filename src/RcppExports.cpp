@@ -568,14 +568,15 @@ BEGIN_RCPP
 END_RCPP
 }
 // cl_sort_columns_cpp
-Rcpp::IntegerVector cl_sort_columns_cpp(SEXP score, Rcpp::List columns);
-RcppExport SEXP _noisylabels_cl_sort_columns_cpp(SEXP scoreSEXP, SEXP columnsSEXP) {
+Rcpp::IntegerVector cl_sort_columns_cpp(SEXP key, Rcpp::List columns, bool complement);
+RcppExport SEXP _noisylabels_cl_sort_columns_cpp(SEXP keySEXP, SEXP columnsSEXP, SEXP complementSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type key(keySEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type columns(columnsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cl_sort_columns_cpp(score, columns));
+    Rcpp::traits::input_parameter< bool >::type complement(complementSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_sort_columns_cpp(key, columns, complement));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -944,7 +945,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_cl_read_rows_cpp", (DL_FUNC) &_noisylabels_cl_read_rows_cpp, 5},
     {"_noisylabels_cl_suggest_cpp", (DL_FUNC) &_noisylabels_cl_suggest_cpp, 5},
     {"_noisylabels_cl_qvalues_cpp", (DL_FUNC) &_noisylabels_cl_qvalues_cpp, 1},
-    {"_noisylabels_cl_sort_columns_cpp", (DL_FUNC) &_noisylabels_cl_sort_columns_cpp, 2},
+    {"_noisylabels_cl_sort_columns_cpp", (DL_FUNC) &_noisylabels_cl_sort_columns_cpp, 3},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},

@@ -62,13 +62,14 @@ T* column(SEXP x, int type, R_xlen_t n, const char* what) {
 
 }  // namespace
 
-// Pass 1 on one chunk: given[offset + i] = P[i, label_i] (clamped), in
+// Pass 1 on one chunk: given[i] = P[i, label_i] (clamped; `given` has one
+// value per row of the chunk, whose labels are labels[offset ...]), in
 // place. FALSE (nothing written) when the chunk fails the probability checks.
 // [[Rcpp::export(.cl_pass_given, rng = false)]]
 bool cl_pass_given_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP given, double tol) {
   const ProbBlock b = block_of(chunk, rows, k);
   if (!cl_block_ok(b, tol)) return false;
-  double* g = column<double>(given, REALSXP, Rf_xlength(labels), "given") + static_cast<R_xlen_t>(offset);
+  double* g = column<double>(given, REALSXP, b.rows, "given");
   cl_label_probs(b, labels_at(labels, offset, b), g);
   return true;
 }
@@ -147,15 +148,15 @@ Rcpp::List cl_text_chunks_cpp(std::string path, double chunk_rows) {
 }
 
 // Pass 2 on one chunk: the confident joint (k x k integer matrix) and the
-// confident classes confident[offset ...], both in place.
+// confident class of each of the chunk's rows (labels labels[offset ...]),
+// both in place.
 // [[Rcpp::export(.cl_pass_joint, rng = false)]]
 bool cl_pass_joint_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP thresholds,
                        SEXP joint, SEXP confident, double tol) {
   const ProbBlock b = block_of(chunk, rows, k);
   if (!cl_block_ok(b, tol)) return false;
   const int* lab = labels_at(labels, offset, b);
-  int* conf = column<int>(confident, INTSXP, Rf_xlength(labels), "confident") +
-              static_cast<R_xlen_t>(offset);
+  int* conf = column<int>(confident, INTSXP, b.rows, "confident");
   cl_count_joint(b, lab, column<double>(thresholds, REALSXP, k, "thresholds"),
                  column<int>(joint, INTSXP, static_cast<R_xlen_t>(k) * k, "joint"), conf,
                  NA_INTEGER);
@@ -254,16 +255,22 @@ Rcpp::NumericVector cl_qvalues_cpp(Rcpp::NumericVector p_wrong) {
   return q;
 }
 
-// Sorts the columns of a result in place by decreasing `score` (ties by
-// row) and returns the sorted row numbers (1-based). `columns`: distinct
-// double, integer or logical vectors of the same length, `score` among them.
+// Sorts the columns of a result in place by decreasing score (ties by row)
+// and returns the sorted row numbers (1-based). The score is `key`, or 1 -
+// `key` when `complement` (R's `1 - key`, never stored). `columns`: distinct
+// double, integer or logical vectors of the same length, `key` possibly
+// among them.
 // [[Rcpp::export(.cl_sort_columns)]]
-Rcpp::IntegerVector cl_sort_columns_cpp(SEXP score, Rcpp::List columns) {
-  const R_xlen_t n = Rf_xlength(score);
+Rcpp::IntegerVector cl_sort_columns_cpp(SEXP key, Rcpp::List columns, bool complement = false) {
+  const R_xlen_t n = Rf_xlength(key);
   Rcpp::IntegerVector row(n);
   std::vector<double> scratch(n);
-  order_decreasing(column<double>(score, REALSXP, n, "score"), n, row.begin(),
-                   reinterpret_cast<int*>(scratch.data()));
+  const double* k = column<double>(key, REALSXP, n, "key");
+  if (complement) {
+    order_decreasing_complement(k, n, row.begin(), scratch.data());
+  } else {
+    order_decreasing(k, n, row.begin(), scratch.data());
+  }
   std::vector<double*> doubles;
   std::vector<int*> ints;
   std::vector<SEXP> seen;

@@ -103,3 +103,32 @@ test_that("the in-place sort orders by decreasing score, ties by row, and carrie
   expect_identical(f, ref %% 3L == 0L)
   expect_error(noisylabels:::.cl_sort_columns(a, list(a, a)), "twice")
 })
+
+test_that("the radix sort and the block-wise permutation hold on 3 x 10^5 rows", {
+  withr::local_seed(5)
+  # Runs of equal keys longer than the pair sorts (ties by row), keys that
+  # share their leading bytes, both signs, and a wide spread of exponents.
+  score <- c(rep(1, 5e4), rep(0.25, 2e4), 0.5 + stats::runif(1e5) * 1e-9,
+             round(stats::runif(5e4), 2), stats::rexp(6e4) * 10^stats::runif(6e4, -300, 2),
+             -stats::rexp(1e4), rep(c(0, -0), 5e3))
+  score <- sample(score)
+  n <- length(score)
+  ref <- order(-score, seq_len(n))
+  a <- score + 0
+  b <- as.numeric(seq_len(n))
+  i <- seq_len(n) * 2L
+  row <- noisylabels:::.cl_sort_columns(a, list(a, b, i))
+  expect_identical(row, ref)
+  expect_identical(a, score[ref])
+  expect_identical(b, as.numeric(ref))
+  expect_identical(i, ref * 2L)
+  # Ordered by 1 - quality, never stored: the order of the stored score.
+  quality <- 1 - stats::runif(n)^4
+  quality[1:2e4] <- 1
+  q <- quality + 0
+  row <- noisylabels:::.cl_sort_columns(q, list(q), complement = TRUE)
+  expect_identical(row, order(-(1 - quality), seq_len(n)))
+  expect_identical(q, quality[row])
+  p <- c(rep(1, 2e4), rep(0, 2e4), stats::rbeta(n - 4e4, 0.3, 3))
+  expect_identical(noisylabels:::.cl_qvalues(p), noisylabels:::fdr_qvalues(p))
+})

@@ -83,8 +83,28 @@ double row_quality(const double* probs, std::ptrdiff_t l, const ClScoreModel& m,
 double unmixed_posterior(const double* prob, std::ptrdiff_t l, const ClScoreModel& m, double* work,
                          double* truth, double* alt) {
   const std::ptrdiff_t k = m.k;
-  for (std::ptrdiff_t j = 0; j < k; ++j) {
-    for (std::ptrdiff_t c = 0; c < k; ++c) work[c] = prob[c] * m.unmix[j + c * k];
+  const double* inv = m.unmix.data();
+  // Four entries at a time: four independent sums, each still adding its
+  // products in class order as row_sum() does (one sum alone would wait on
+  // every addition).
+  std::ptrdiff_t j = 0;
+  for (; j + 4 <= k; j += 4) {
+    long double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (std::ptrdiff_t c = 0; c < k; ++c) {
+      const double p = prob[c];
+      const double* u = inv + j + c * k;
+      const double t0 = p * u[0], t1 = p * u[1], t2 = p * u[2], t3 = p * u[3];
+      s0 += t0;
+      s1 += t1;
+      s2 += t2;
+      s3 += t3;
+    }
+    const double v[4] = {static_cast<double>(s0), static_cast<double>(s1), static_cast<double>(s2),
+                         static_cast<double>(s3)};
+    for (int r = 0; r < 4; ++r) truth[j + r] = v[r] < 0 ? 0.0 : v[r];
+  }
+  for (; j < k; ++j) {
+    for (std::ptrdiff_t c = 0; c < k; ++c) work[c] = prob[c] * inv[j + c * k];
     const double v = row_sum(work, k);
     truth[j] = v < 0 ? 0.0 : v;
   }
@@ -175,7 +195,7 @@ void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& m,
     const double top = work[first_max(work, k)];
     for (std::ptrdiff_t j = 0; j < k; ++j) {
       const double scaled = m.temper * (work[j] - top);
-      work[j] = std::exp(scaled);
+      work[j] = scaled == 0 ? 1.0 : std::exp(scaled);  // exp(0) (the largest, at least) is 1
     }
     const double tot = row_sum(work, k);
     for (std::ptrdiff_t j = 0; j < k; ++j) {
