@@ -100,8 +100,9 @@
 #' `noise_model$channel_gain` the gain per label); otherwise the tempered
 #' model alone, with `a` and `T` from six rounds of EM started at the
 #' calibrated confident joint (without noise the unmixed model flags the
-#' unusual rows of overlapping classes). With fewer than 20 K (K - 1) rows
-#' the channel model is not fitted and the unmixed model takes the mean of
+#' unusual rows of overlapping classes). With fewer than 20 K (K - 1) of
+#' those rows (10 per parameter; so always with more than 10 classes) the
+#' channel model is not fitted and the unmixed model takes the mean of
 #' confident learning's `T` and the tempered one, where the tempered model
 #' gains likelihood over `P` (`noise_model$gain`) or estimates at least 15%
 #' wrong labels (`noise_model$rate`, the off-diagonal mass of `T` weighted by
