@@ -98,31 +98,57 @@ test_that("FDR flags find wrong labels with a realised FDP near the target, and 
   expect_identical(find_label_issues(labels = s$given, pred_probs = s$p)$label_issues, res$label_issues)
 })
 
-test_that("the unmixed model is on where the tempered one shows noise, with or without a likelihood gain", {
+test_that("the channel model turns the unmixed model on where it fits the labels significantly better than P", {
   skip_on_cran()
   skip_if_not_installed("nnet")
   # 40% of the labels flipped to the next of 3 classes: P fitted on the noisy
-  # labels is calibrated for them, so no noise model fits them better than P,
-  # but the tempered model still finds a large share of wrong labels.
+  # labels is calibrated for them, so the tempered model gains nothing over
+  # P, but the channel model, which can undo flips into one class, does.
   s <- sim_oof(3000, 3, 0.4, 35, to_next = TRUE)
   res <- find_label_issues(labels = s$given, pred_probs = s$p)
   nm <- res$noise_model
   expect_lte(nm$gain, 0)
-  # The rate by its definition: off-diagonal mass of the tempered T weighted
-  # by the given-label counts.
+  expect_gt(nm$channel_gain, 0.05)
+  # The rate by its definition: off-diagonal mass of T weighted by the
+  # given-label counts; here near the true 40%.
   expect_equal(nm$rate, 1 - sum(diag(nm$noise) * tabulate(s$given, 3)) / length(s$given))
-  expect_gte(nm$rate, noisylabels:::cl_unmix_min_rate)
-  expect_false(is.null(nm$unmix))
+  expect_lt(abs(nm$rate - mean(s$wrong)), 0.05)
+  expect_equal(nm$unmix_noise, nm$noise)
   expect_equal(nm$unmix, solve(nm$unmix_noise))
   f <- in_row_order(res, "flagged")
-  # With the gain alone nearly nothing was flagged here (recall 0.01).
-  expect_gt(mean(f[s$wrong]), 0.25)
+  expect_gt(mean(f[s$wrong]), 0.6)
   expect_lt(1 - mean(s$wrong[f]), 0.15)
-  # The rule on these sets and on clean ones: on iff gain > 0 or rate >= 0.15.
-  for (case in list(s, sim_oof(3000, 5, 0, 3), sim_oof(1500, 4, 0.15, 1), sim_oof(2000, 3, 0, 6))) {
+  # The rule on these sets and on clean ones: on iff the likelihood ratio
+  # statistic of the channel model on its 2,000 rows passes the 1% level.
+  for (case in list(s, sim_oof(3000, 5, 0, 3), sim_oof(2500, 4, 0.15, 1), sim_oof(2000, 3, 0, 6))) {
     m <- find_label_issues(labels = case$given, pred_probs = case$p)$noise_model
-    expect_identical(!is.null(m$unmix), m$gain > 0 || m$rate >= 0.15)
+    k <- ncol(case$p)
+    expect_identical(!is.null(m$unmix),
+                     2 * 2000 * m$channel_gain > stats::qchisq(0.99, 2 * k * (k - 1)))
   }
+})
+
+test_that("the channel fit recovers a known noise matrix and beats the true parameters' likelihood", {
+  # P from a linear softmax; the truth a tempered P (a = 2.5); the given
+  # label drawn from the truth through a known T with flips into one class.
+  withr::local_seed(11)
+  n <- 2000
+  x <- matrix(stats::rnorm(n * 2), n, 2)
+  w <- rbind(c(1.5, 0), c(-0.8, 1.3), c(-0.7, -1.3))
+  p <- exp(x %*% t(w))
+  p <- p / rowSums(p)
+  truth <- p^2.5 / rowSums(p^2.5)
+  tm <- rbind(c(0.7, 0, 0.2), c(0.3, 0.9, 0), c(0, 0.1, 0.8))
+  true <- apply(truth, 1, function(r) sample.int(3, 1, prob = r))
+  given <- vapply(true, function(j) sample.int(3, 1, prob = tm[, j]), 1L)
+  fit <- noisylabels:::cl_fit_channel(given, p, a0 = 1, noise0 = diag(3) * 0.9 + 0.1 / 3)
+  expect_true(all(abs(fit$noise - tm) < 0.06))
+  expect_equal(colSums(fit$noise), rep(1, 3))
+  # Maximum likelihood: at least the likelihood of the true parameters.
+  ll_true <- sum(log(rowSums(tm[given, ] * truth)))
+  ll_p <- sum(log(p[cbind(seq_len(n), given)]))
+  expect_gte(n * fit$gain + ll_p, ll_true - 1e-6)
+  expect_gt(fit$gain, 0)
 })
 
 test_that("chunked input (binary file, csv file, chunk function) gives the in-memory answer exactly", {
