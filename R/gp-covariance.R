@@ -96,12 +96,8 @@ vecchia_setup <- function(x, kernel, m, layout = FALSE) {
   perm <- sample.int(n)
   u_all <- vecchia_inputs(x, kernel)
   u <- u_all[perm, , drop = FALSE]
-  nn_perm <- ordered_neighbors(u, m)
-  nn <- matrix(-1L, n, m)
-  ok <- nn_perm >= 0L
-  nn_orig <- nn_perm
-  nn_orig[ok] <- as.integer(perm[nn_perm[ok] + 1L] - 1L)
-  nn[perm, ] <- nn_orig
+  # Found in the random order, then numbered as the rows are given.
+  nn <- renumber_neighbors(ordered_neighbors(u, m), order(perm))
   out <- list(order = perm, neighbors = nn)
   if (layout && isTRUE(getOption("noisylabels.vecchia_layout", TRUE))) {
     out$layout <- z_order(u_all)
@@ -137,9 +133,8 @@ z_order <- function(u) {
   order(code)
 }
 
-# Neighbours (0-based, -1 padded, in the original numbering) renumbered for
-# labels stored in the order `layout` (row r of the stored data is original
-# row layout[r]).
+# Neighbours (0-based, -1 padded) renumbered for points stored in the order
+# `layout` (row r of the new numbering is row layout[r] of the old one).
 renumber_neighbors <- function(neighbors, layout) {
   pos <- integer(length(layout))
   pos[layout] <- seq_along(layout)

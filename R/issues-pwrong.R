@@ -139,8 +139,14 @@ cl_fit_channel <- function(labels, pred_probs, a0, noise0, maxit = 500L) {
   th <- c(rbind(diag(a0, k1), 0), log(pmax(noise0, 1e-4)))
   o <- stats::optim(th, f, g, method = "BFGS", control = list(maxit = maxit, reltol = 1e-6))
   s <- evaluate(o$par)
-  ll_p <- sum(log(pmax(pred_probs[cbind(rows, labels)], 1e-300)))
-  list(noise = unname(s$noise), gain = (sum(log(s$lik)) - ll_p) / n, counts = o$counts)
+  list(noise = unname(s$noise), gain = (sum(log(s$lik)) - cl_given_loglik(labels, pred_probs)) / n,
+       counts = o$counts)
+}
+
+# Log-likelihood of the given labels under P as it is (the reference of
+# both noise models' gains).
+cl_given_loglik <- function(labels, pred_probs) {
+  sum(log(pmax(pred_probs[cbind(seq_along(labels), labels)], 1e-300)))
 }
 
 # Free parameters of the channel model against P itself: the affine map
@@ -167,8 +173,7 @@ cl_fit_noise_model <- function(labels, pred_probs, calibrated, iter = 6L) {
   noise <- unname(noise)
   # Evidence of label noise: the mean log-likelihood of the given labels
   # under the tempered model minus under P as it is.
-  gain <- (loglik(a, noise) - sum(log(pmax(pred_probs[cbind(seq_along(labels), labels)], 1e-300)))) /
-    length(labels)
+  gain <- (loglik(a, noise) - cl_given_loglik(labels, pred_probs)) / length(labels)
   # The channel model, where the rows suffice for its parameters; used (with
   # its T in both models) only where it fits the labels significantly better
   # than P itself (likelihood ratio test at level cl_channel_level): without
