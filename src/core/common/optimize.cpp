@@ -65,30 +65,31 @@ BoxResult minimize_box(const Objective& f, const VectorXd& x0, const VectorXd& l
       const bool at_hi = x(j) >= upper(j) - eps_bound && g(j) < 0;
       free(j) = !(at_lo || at_hi);
     }
-    auto mask = [&](VectorXd v) {
-      for (int j = 0; j < p; ++j)
-        if (!free(j)) v(j) = 0;
-      return v;
-    };
-    // Two-loop recursion on the free subspace.
-    VectorXd q = mask(g);
+    // Two-loop recursion on the free subspace. q and d stay zero off it, so
+    // a dot product with them needs no masked copy of the history vector
+    // (the zero terms add nothing), and an update adds the history vector
+    // times the 0/1 mask: the same arithmetic as masked copies, without
+    // 2 m vector copies per iteration (at 10^6 variables most of an
+    // iteration's own work).
+    const VectorXd fm = free.cast<double>().matrix();
+    VectorXd q = g.cwiseProduct(fm);
     const int m = static_cast<int>(s_hist.size());
     std::vector<double> a(m);
     for (int k = m - 1; k >= 0; --k) {
-      a[k] = rho_hist[k] * mask(s_hist[k]).dot(q);
-      q -= a[k] * mask(y_hist[k]);
+      a[k] = rho_hist[k] * s_hist[k].dot(q);
+      q.noalias() -= a[k] * y_hist[k].cwiseProduct(fm);
     }
     double gamma = 1.0;
     if (m > 0) gamma = s_hist.back().dot(y_hist.back()) / y_hist.back().squaredNorm();
     VectorXd d = gamma * q;
     for (int k = 0; k < m; ++k) {
-      const double b = rho_hist[k] * mask(y_hist[k]).dot(d);
-      d += (a[k] - b) * mask(s_hist[k]);
+      const double b = rho_hist[k] * y_hist[k].dot(d);
+      d.noalias() += (a[k] - b) * s_hist[k].cwiseProduct(fm);
     }
-    d = -mask(d);
+    d = -d.cwiseProduct(fm);
     if (!(g.dot(d) < 0)) {  // not a descent direction: restart from steepest descent
       s_hist.clear(); y_hist.clear(); rho_hist.clear();
-      d = -mask(g);
+      d = -g.cwiseProduct(fm);
     }
     double t = 1.0;
     if (s_hist.empty()) t = std::min(1.0, 1.0 / std::max(d.lpNorm<Eigen::Infinity>(), 1e-12));
