@@ -35,7 +35,7 @@ struct GprLooOptions {
   double tol_sweep = 1e-10;   // relative J change that ends the sweeps
   double tol_outer = 1e-8;    // relative J change that ends the alternation
   // Vecchia noise_var step: predicted remaining decrease / (1 + |J|) that ends it.
-  double tol_stationary = 1e-7;
+  double tol_stationary = 1e-6;
   bool learn_hyper = true;
   JitterPolicy jitter;
   // Covariance backend: empty = dense; otherwise the Vecchia conditioning
