@@ -86,7 +86,7 @@ BoxResult minimize_box(const Objective& f, const VectorXd& x0, const VectorXd& l
       const double b = rho_hist[k] * y_hist[k].dot(d);
       d.noalias() += (a[k] - b) * s_hist[k].cwiseProduct(fm);
     }
-    d = -d.cwiseProduct(fm);
+    d = -d;  // already zero off the free subspace
     if (!(g.dot(d) < 0)) {  // not a descent direction: restart from steepest descent
       s_hist.clear(); y_hist.clear(); rho_hist.clear();
       d = -g.cwiseProduct(fm);
