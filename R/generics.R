@@ -48,7 +48,9 @@ new_label_issues <- function(.row, .score, .flagged, ...) {
   out <- data.frame(row = as.integer(.row), score = as.numeric(.score),
                     flagged = as.logical(.flagged), stringsAsFactors = FALSE)
   for (nm in names(extra)) out[[nm]] <- extra[[nm]]
-  out <- out[order(-out$score, out$row), , drop = FALSE]
+  # Flagged rows first (where a rule's flags are not a top cut of the
+  # score), each group by decreasing score.
+  out <- out[order(!out$flagged, -out$score, out$row), , drop = FALSE]
   rownames(out) <- NULL
   class(out) <- c("noisylabels_issues", "data.frame")
   out

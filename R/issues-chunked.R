@@ -5,16 +5,17 @@
 #   1. per-class thresholds (P[i, given] per row from each chunk, added per
 #      class in row order, so the sums are the in-memory ones bit for bit);
 #   2. the confident joint, each row's confident class and the rows on which
-#      the noise model is fitted (cl_fit_rows());
-#   3. per-label scores, p_wrong and most probable classes.
+#      the ranking's noise matrix is chosen (cl_fit_rows());
+#   3. per-label scores and the model's most probable classes.
+# The decision (count, p_wrong, flags) and the result are then built by the
+# in-memory path's own cl_result().
 # The kernel repeats the in-memory R code's operations in its order, so the
 # answer equals the in-memory answer exactly (tests/testthat/
 # test-issues-chunked.R compares them). Chunks of a file are future jobs
 # that read their own rows (R/issues-chunked-jobs.R), so any plan() spreads
 # them and the answer does not depend on it. Besides the per-label output,
 # one chunk and its part are held at a time under the default sequential
-# plan, and the result is sorted in place (cl_chunked_result()), never
-# copied whole.
+# plan.
 #
 # Sources (`pred_probs`):
 #   - a file path: "*.csv" / "*.txt" is headerless comma-separated text, one
@@ -112,67 +113,21 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
   })
   cl <- cl_estimate_from(thr, joint, confident, counts, chk$classes)
   rm(confident)
-  model <- cl_fit_noise_model(lab[fit], p_fit, cl$calibrated_joint)
-  # Pass 3: per-label scores.
+  model <- cl_rank_model(lab[fit], p_fit, cl$calibrated_joint)
+  # Pass 3: per-label scores: the ranking's posterior under model$noise, and
+  # (a unit noise matrix at temper 1) the model's own most probable classes.
   score_model <- list(rank_by = rank_by, adjust = adjust, thresholds = thr,
-                      rank_noise = cl_shrunk_noise(cl$calibrated_joint), temper = model$a,
-                      noise = model$noise, unmix_noise = model$unmix_noise %||% numeric(),
-                      unmix = model$unmix %||% numeric())
-  # The per-label vectors live in an environment, so that the result can drop
-  # the ones it no longer needs while this frame is still alive.
-  sc <- list2env(list(quality = numeric(n), prob_given = numeric(n), p_wrong = numeric(n),
-                      best = integer(n), prob_best = numeric(n), other = integer(n),
-                      prob_other = numeric(n)), parent = emptyenv())
-  cl_each_chunk(src, n, call, "scores", lab, score_model, into = as.list(sc),
+                      rank_noise = model$noise, temper = 1, noise = matrix(1, k, k),
+                      unmix_noise = numeric(), unmix = numeric())
+  sc <- list(quality = numeric(n), prob_given = numeric(n), p_wrong = numeric(n),
+             best = integer(n), prob_best = numeric(n), other = integer(n),
+             prob_other = numeric(n))
+  cl_each_chunk(src, n, call, "scores", lab, score_model, into = sc,
                 function(part, offset, rows) {
     for (v in names(part$out)) .cl_put_rows(sc[[v]], offset, part$out[[v]])
   })
-  # The coded labels go before the result is built.
-  rm(src, lab)
-  if (flag_by != "confident_joint") chk$labels <- NULL
-  cl_chunked_result(labels, chk, sc, cl, model, rank_by, adjust, flag_by,
-                    n_issues %||% cl$n_issues, fdr, method)
-}
-
-# The result of the chunked path, equal to cl_result()'s but built without
-# copying per-label vectors: flags and suggestions are merged into the
-# kernel's vectors (the environment `sc`), which are then sorted in place by
-# .cl_sort_columns(); explicit collections return each dropped vector before
-# the next is allocated.
-cl_chunked_result <- function(labels, chk, sc, cl, model, rank_by, adjust, flag_by, m, fdr,
-                              method) {
-  n <- length(labels)
-  gc(FALSE)
-  count <- wrong_count(sc$p_wrong)
-  gc(FALSE)
-  q_value <- .cl_qvalues(sc$p_wrong)
-  flagged <- switch(flag_by,
-    fdr = q_value <= fdr,
-    expected_f1 = flag_expected_f1(sc$p_wrong),
-    rank = flag_lowest(sc$quality, m),
-    confident_joint = !is.na(cl$confident_class) & cl$confident_class != chk$labels)
-  # A flagged label is believed wrong: its suggestion is the most probable
-  # other class (as in cl_result()).
-  .cl_suggest(flagged, sc$best, sc$other, sc$prob_best, sc$prob_other)
-  rm("other", "prob_other", envir = sc)
-  gc(FALSE)
-  # Sorted by the score 1 - quality, which is formed afterwards from the
-  # sorted quality (the same numbers, one column fewer to hold and permute).
-  row <- .cl_sort_columns(sc$quality, c(list(flagged, q_value), as.list(sc)), complement = TRUE)
-  gc(FALSE)
-  score <- 1 - sc$quality
-  suggested <- if (chk$factor) structure(sc$best, levels = chk$classes, class = "factor")
-               else chk$classes[sc$best]
-  rm("best", envir = sc)
-  gc(FALSE)
-  li <- structure(
-    list(row = row, score = score, flagged = flagged, label_quality = sc$quality,
-         given_label = labels[row], suggested_label = suggested, prob_given = sc$prob_given,
-         p_wrong = sc$p_wrong, q_value = q_value, prob_suggested = sc$prob_best),
-    row.names = c(NA_integer_, -n), class = c("noisylabels_issues", "data.frame"))
-  new_find_label_issues(list(
-    label_issues = li, estimated_issues = cl$n_issues, wrong_count = count, fdr = fdr,
-    task = "classification", method = method, rank_by = rank_by, adjust = adjust,
-    flag_by = flag_by, pred_probs = NULL, labels = labels, classes = chk$classes,
-    confident_learning = cl, noise_model = model, n = n))
+  rm(src)
+  names(sc)[names(sc) == "p_wrong"] <- "p_other"
+  cl_result(labels, chk, sc, NULL, cl, model, rank_by, adjust, flag_by, n_issues, fdr, method,
+            pred_probs = NULL)
 }

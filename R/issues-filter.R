@@ -61,61 +61,113 @@ issues_classification <- function(labels, pred_probs, rank_by, adjust, flag_by, 
   p <- chk$pred_probs
   cl <- cl_estimate(lab, p, chk$classes)
   fit <- cl_fit_rows(length(lab))
-  model <- cl_fit_noise_model(lab[fit], p[fit, , drop = FALSE], cl$calibrated_joint)
+  model <- cl_rank_model(lab[fit], p[fit, , drop = FALSE], cl$calibrated_joint)
   sc <- cl_score_block(lab, p, cl, model, rank_by, adjust)
-  m <- n_issues %||% cl$n_issues
   flagged <- switch(flag_by,
-    consensus = flag_lowest(sc$quality, m) & cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
+    consensus = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
     prune_by_noise_rate = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
     prune_by_class = cl_prune_by_class(lab, p, cl$calibrated_joint),
     both = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint) &
       cl_prune_by_class(lab, p, cl$calibrated_joint),
     NULL)
-  cl_result(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag_by, m, fdr, method,
-            pred_probs = p)
+  cl_result(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag_by, n_issues, fdr,
+            method, pred_probs = p)
 }
 
-# Label scores of a block of rows, each row on its own given the thresholds,
-# the calibrated joint and the fitted noise model: label_quality by
-# `rank_by`, the noise model's p_wrong and its most probable classes.
+# Label scores of a block of rows, each row on its own given the thresholds
+# and the ranking's noise matrix: label_quality by `rank_by` (the raw
+# ranking, calibrated later in cl_result()), and the model's most probable
+# classes.
 cl_score_block <- function(lab, p, cl, model, rank_by, adjust) {
   probs <- if (adjust) cl_adjust(p, cl$thresholds) else p
-  quality <- if (rank_by == "posterior") cl_posterior(lab, probs, cl$calibrated_joint)$quality
+  quality <- if (rank_by == "posterior") cl_posterior(lab, probs, model$noise)
              else cl_quality(lab, probs, rank_by)
   c(list(quality = quality, prob_given = p[cbind(seq_along(lab), lab)]),
-    cl_wrong_block(lab, p, model))
+    cl_argmax_block(lab, p))
 }
 
-# The result from per-label scores (in memory or gathered chunk by chunk).
-# `flagged` is NULL for the rules that need only the scores.
-cl_result <- function(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag_by, m, fdr,
-                      method, pred_probs) {
+# The decision from the raw per-label scores (in memory or gathered chunk by
+# chunk; `sc` a list or an environment of equal-length vectors): the count
+# bracket, p_wrong calibrated to it, q-values and flags. Returns the
+# per-label vectors of the result and the count.
+cl_decide <- function(sc, counts, labels_int, cl, flag_by, n_issues, fdr, call = NULL) {
   n <- length(sc$quality)
-  sel <- fdr_select(sc$p_wrong, fdr)
-  flagged <- flagged %||% switch(flag_by,
-    fdr = sel$flagged,
-    expected_f1 = flag_expected_f1(sc$p_wrong),
-    rank = flag_lowest(sc$quality, m),
-    confident_joint = !is.na(cl$confident_class) & cl$confident_class != chk$labels)
-  # A flagged label is believed wrong: suggest the most probable other class
-  # even where the posterior still (narrowly) favours the given one.
-  suggested <- sc$best
-  suggested[flagged] <- sc$other[flagged]
-  prob_suggested <- sc$prob_best
-  prob_suggested[flagged] <- sc$prob_other[flagged]
+  count <- cl_count_bracket(sum(cl$confident_joint) - sum(diag(cl$confident_joint)),
+                            sum(sc$best != labels_int), n)
+  cap <- (counts / (counts + 1))[labels_int]
+  p_wrong <- cl_calibrate_pwrong(1 - sc$quality, count$estimate, cap)
+  q_value <- fdr_qvalues(p_wrong)
+  # No label is flagged on p_wrong when the count's interval reaches 0:
+  # nothing then says that any label is wrong.
+  evidence <- count$lower > 0
+  fdr_ok <- cl_fdr_supported(count)
+  m <- n_issues %||% as.integer(round(count$estimate))
+  flagged <- switch(flag_by,
+    posterior = evidence & p_wrong > 0.5,
+    fdr = if (evidence && fdr_ok) q_value <= fdr else logical(n),
+    expected_f1 = if (evidence) flag_expected_f1(p_wrong) else logical(n),
+    rank = flag_lowest(1 - p_wrong, m),
+    confident_joint = !is.na(cl$confident_class) & cl$confident_class != labels_int,
+    NULL)
+  if (!is.null(n_issues) && flag_by %in% c("posterior", "fdr", "expected_f1")) {
+    flagged <- flag_lowest(1 - p_wrong, n_issues)
+  }
+  list(p_wrong = p_wrong, q_value = q_value, flagged = flagged, count = count, m = m,
+       evidence = evidence, fdr_supported = fdr_ok)
+}
+
+# A label believed wrong is suggested the model's most probable other class;
+# one distribution gives both probabilities: the given class 1 - p_wrong, the
+# other classes p_wrong shared as the model shares its probability among
+# them.
+cl_suggestion <- function(sc, p_wrong, flagged, labels_int, k) {
+  share <- ifelse(sc$p_other > 0, sc$prob_other / sc$p_other, 1 / (k - 1))
+  prob_other <- p_wrong * pmin(share, 1)
+  use_other <- flagged | prob_other > 1 - p_wrong
+  list(suggested = ifelse(use_other, sc$other, labels_int),
+       prob_suggested = ifelse(use_other, prob_other, 1 - p_wrong))
+}
+
+# The result from per-label scores (in memory). `flagged` is NULL for the
+# rules that need only the scores.
+cl_result <- function(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag_by, n_issues,
+                      fdr, method, pred_probs) {
+  n <- length(sc$quality)
+  k <- length(chk$classes)
+  dec <- cl_decide(sc, chk$counts, chk$labels, cl, flag_by, n_issues, fdr)
+  flagged <- flagged %||% dec$flagged
+  if (flag_by == "consensus") flagged <- flagged & flag_lowest(1 - dec$p_wrong, dec$m)
+  sug <- cl_suggestion(sc, dec$p_wrong, flagged, chk$labels, k)
   as_label <- function(i) {
     if (chk$factor) factor(chk$classes[i], levels = chk$classes) else chk$classes[i]
   }
-  li <- new_label_issues(seq_len(n), 1 - sc$quality, flagged,
-                         label_quality = sc$quality, given_label = labels,
-                         suggested_label = as_label(suggested),
-                         prob_given = sc$prob_given, p_wrong = sc$p_wrong,
-                         q_value = sel$q_value, prob_suggested = prob_suggested)
+  li <- new_label_issues(seq_len(n), dec$p_wrong, flagged,
+                         label_quality = 1 - dec$p_wrong, given_label = labels,
+                         suggested_label = as_label(sug$suggested),
+                         prob_given = 1 - dec$p_wrong, p_wrong = dec$p_wrong,
+                         q_value = dec$q_value, prob_suggested = sug$prob_suggested,
+                         model_prob_given = sc$prob_given)
+  cl_warn_small(chk$counts, chk$classes)
   new_find_label_issues(list(
-    label_issues = li, estimated_issues = cl$n_issues, wrong_count = sel$count, fdr = fdr,
-    task = "classification", method = method, rank_by = rank_by, adjust = adjust,
-    flag_by = flag_by, pred_probs = pred_probs, labels = labels, classes = chk$classes,
-    confident_learning = cl, noise_model = model, n = n))
+    label_issues = li, estimated_issues = as.integer(round(dec$count$estimate)),
+    wrong_count = dec$count, fdr = fdr, fdr_supported = dec$fdr_supported,
+    evidence = dec$evidence, task = "classification", method = method, rank_by = rank_by,
+    adjust = adjust, flag_by = flag_by, pred_probs = pred_probs, labels = labels,
+    classes = chk$classes, confident_learning = cl, noise_model = model, n = n))
+}
+
+# Fewer than cl_min_class_count labels of a class: the ranking and the count
+# rest on a handful of examples.
+cl_min_class_count <- 10L
+
+cl_warn_small <- function(counts, classes) {
+  small <- classes[counts < cl_min_class_count]
+  if (length(small)) {
+    cli::cli_warn(c("{cli::qty(length(small))}Class{?es} {.val {small}} {cli::qty(length(small))}ha{?s/ve} fewer than {cl_min_class_count} labels: too few for the model to say which labels are wrong.",
+                 "i" = "p_wrong is capped at n / (n + 1) for a class of n labels; read the ranking, not the flags, and add labelled examples."),
+                  class = c("noisylabels_warning_small_sample", "noisylabels_warning_input",
+                            "noisylabels_warning"))
+  }
 }
 
 # Out-of-fold class probabilities from the package's own or a suggested model.

@@ -328,7 +328,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                       task = c("auto", "classification", "regression"),
                                       folds = 5, rank_by = c("posterior", "self_confidence", "normalized_margin"),
                                       adjust = FALSE,
-                                      flag_by = c("fdr", "consensus", "expected_f1", "rank",
+                                      flag_by = c("posterior", "fdr", "consensus", "expected_f1", "rank",
                                                   "prune_by_noise_rate", "prune_by_class", "both",
                                                   "confident_joint"),
                                       fdr = 0.1, n_issues = NULL, tolerance = NULL, gp_subsample = 2000, gp_max_dim = 10,

@@ -48,6 +48,7 @@ print.find_label_issues <- function(x, n = 5, ...) {
   if (!is.null(x$wrong_count)) {
     cli::cat_line(format_wrong_count(x$wrong_count))
     cli::cat_line(format_flags(sum(li$flagged), x$flag_by, x$fdr, li$q_value))
+    for (line in format_decision_notes(x)) cli::cat_line(line)
   }
   df <- as.data.frame(unclass(li), stringsAsFactors = FALSE)
   if (n > 0) {
@@ -66,7 +67,8 @@ summary.find_label_issues <- function(object, ...) {
               flagged = sum(li$flagged), estimated_issues = object$estimated_issues,
               quality = stats::quantile(li$label_quality, c(0, 0.05, 0.25, 0.5, 1), names = TRUE),
               time = object$time, wrong_count = object$wrong_count, fdr = object$fdr,
-              flag_by = object$flag_by, q_value = li$q_value)
+              flag_by = object$flag_by, q_value = li$q_value,
+              notes = format_decision_notes(object))
   if (!is.null(object$confident_learning)) {
     out$noise_matrix <- object$confident_learning$noise_matrix
     out$flags_by_class <- table(given = li$given_label, flagged = li$flagged)
@@ -86,9 +88,7 @@ print.summary.find_label_issues <- function(x, ...) {
   if (!is.null(x$wrong_count)) {
     cli::cat_line(format_wrong_count(x$wrong_count))
     cli::cat_line(format_flags(x$flagged, x$flag_by, x$fdr, x$q_value))
-    if (!is.null(x$noise_matrix)) {
-      cli::cat_line(sprintf("Confident-learning count (off-diagonal of the calibrated joint): %d", x$estimated_issues))
-    }
+    for (line in x$notes) cli::cat_line(line)
   } else {
     cli::cat_line(sprintf("Estimated wrong labels: %d (%.1f%%); flagged: %d",
                           x$estimated_issues, 100 * x$estimated_issues / x$n, x$flagged))
@@ -96,7 +96,7 @@ print.summary.find_label_issues <- function(x, ...) {
   cli::cat_line("label_quality quantiles:")
   print(round(x$quality, 4))
   if (!is.null(x$noise_matrix)) {
-    cli::cat_line("Estimated noise matrix P(given | true):")
+    cli::cat_line("Confident-learning noise matrix P(given | true) (calibrated confident joint):")
     print(round(x$noise_matrix, 3))
   }
   if (!is.null(x$mixture)) {
@@ -118,6 +118,23 @@ format_wrong_count <- function(count) {
   sprintf("Estimated wrong: %.0f (%.1f%%), %g%% interval %d-%d (%.1f-%.1f%%)",
           count$estimate, 100 * count$rate, 100 * count$level, as.integer(count$lower),
           as.integer(count$upper), 100 * count$rate_lower, 100 * count$rate_upper)
+}
+
+# What the count rests on and when flags were withheld (classes: the
+# bracket of the headline count; every result: the audit that verifies it).
+format_decision_notes <- function(x) {
+  wc <- x$wrong_count
+  out <- character()
+  if (!is.null(wc$confident_count)) {
+    out <- c(out, sprintf("Count: midpoint of %d confidently in another class and %d not the model's most probable class",
+                          as.integer(wc$confident_count), as.integer(wc$disagreement_count)))
+  }
+  if (identical(x$evidence, FALSE)) {
+    out <- c(out, "No flags: the count's interval reaches 0, so nothing says any label is wrong; the ranking (score) is the list to review.")
+  } else if (identical(x$flag_by, "fdr") && identical(x$fdr_supported, FALSE)) {
+    out <- c(out, "No flags at this false discovery rate: the two counts differ by more than a factor 2, so the probabilities cannot certify it; the ranking (score) is the list to review.")
+  }
+  out
 }
 
 # One line: how many are flagged and by which rule; when the rule is not the

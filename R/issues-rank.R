@@ -14,29 +14,39 @@ cl_adjust <- function(pred_probs, thresholds) {
   a / s
 }
 
-# Posterior probability that each given label is correct under confident
-# learning's own model of class-conditional noise: with T = P(given | true)
-# and the predicted probabilities read as P(true | x),
+# Posterior probability that each given label is correct under a model of
+# class-conditional noise: with T = P(given | true) (`noise`, columns sum to
+# 1) and the predicted probabilities read as P(true | x),
 #   P(true = s_i | x_i, s_i) = T[s_i, s_i] p_i,s_i / sum_j T[s_i, j] p_ij.
-# T comes from the calibrated joint with every off-diagonal cell of column j
-# raised by the mean off-diagonal count of that column (a Dirichlet
-# pseudo-count, empirical Bayes): cells estimated from few examples are shrunk
-# toward uniform flips. Without it, sampling noise in a 10 x 10 matrix
-# reorders labels under uniform noise, where the exact T would not change the
-# self-confidence ranking; with it, simulated uniform noise keeps the
-# self-confidence AUROC (within 5e-4) and class-conditional noise raises it
-# (0.976 -> 0.990 with 10 classes; tests/testthat/test-find_label_issues.R).
-# Returns the posterior of the given label, the most probable true class and
-# the n x K matrix of posteriors P(true = j | x_i, s_i).
-cl_posterior <- function(labels, pred_probs, calibrated) {
+# The noise matrix comes from cl_rank_model() (R/issues-pwrong.R).
+cl_posterior <- function(labels, pred_probs, noise) {
   n <- length(labels)
-  tm <- cl_shrunk_noise(calibrated)
-  joint <- tm[labels, , drop = FALSE] * pred_probs
+  joint <- noise[labels, , drop = FALSE] * pred_probs
   den <- rowSums(joint)
   den[den <= 0] <- 1
-  post <- joint / den
-  list(quality = pmin(pmax(post[cbind(seq_len(n), labels)], 0), 1),
-       suggested = max.col(post, ties.method = "first"), matrix = post)
+  pmin(pmax(joint[cbind(seq_len(n), labels)] / den, 0), 1)
+}
+
+# The model's most probable class and most probable other class per row,
+# with the probability of each and of the given class (P renormalised
+# through log P minus its row maximum, as the chunked kernel
+# cl_score_rows() forms it with a unit noise matrix and temper 1).
+cl_argmax_block <- function(labels, pred_probs) {
+  n <- length(labels)
+  own <- cbind(seq_len(n), labels)
+  l <- log(pmax(pred_probs, 1e-300))
+  e <- exp(1 * (l - l[cbind(seq_len(n), max.col(l, ties.method = "first"))]))
+  post <- e / rowSums(e)
+  den <- rowSums(1 * post)
+  den[den <= 0] <- 1
+  post <- post / den
+  p_other <- pmin(pmax(1 - post[own], 0), 1)
+  best <- max.col(post, ties.method = "first")
+  prob_best <- post[cbind(seq_len(n), best)]
+  post[own] <- -Inf
+  other <- max.col(post, ties.method = "first")
+  list(p_other = p_other, best = best, prob_best = prob_best,
+       other = other, prob_other = post[cbind(seq_len(n), other)])
 }
 
 # Label quality scores in [0, 1] (1 = clean) for the given labels.
