@@ -97,6 +97,7 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
     .cl_add_sums(part$given, lab, offset, sums)
   })
   counts <- tabulate(lab, k)
+  chk$counts <- counts
   thr <- sums / counts
   # Pass 2: confident joint (integer counts: the order of the chunks does not
   # matter) and the rows of the noise-model fit.
