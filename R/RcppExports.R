@@ -129,18 +129,6 @@
     invisible(.Call(`_noisylabels_cl_read_rows_cpp`, path, first_row, rows, k, buffer))
 }
 
-.cl_suggest <- function(flagged, suggested, other, prob, prob_other) {
-    invisible(.Call(`_noisylabels_cl_suggest_cpp`, flagged, suggested, other, prob, prob_other))
-}
-
-.cl_qvalues <- function(p_wrong) {
-    .Call(`_noisylabels_cl_qvalues_cpp`, p_wrong)
-}
-
-.cl_sort_columns <- function(key, columns, complement = FALSE) {
-    .Call(`_noisylabels_cl_sort_columns_cpp`, key, columns, complement)
-}
-
 .kernel_gram <- function(x, spec) {
     .Call(`_noisylabels_kernel_gram_cpp`, x, spec)
 }

@@ -38,7 +38,7 @@
 #   "given":  P[i, label_i] per row (pass 1; the caller adds them per class);
 #   "joint":  the chunk's confident joint, each row's confident class, and
 #             the probabilities of the rows model$fit (chunk row numbers);
-#   "scores": the seven per-label vectors of pass 3; with `into` (the whole
+#   "scores": the five per-label vectors of pass 3; with `into` (the whole
 #             vectors) written there in place at `offset` and not
 #             returned.
 cl_chunk_job <- function(data, rows, k, pass, lab, model, tol, into = NULL, offset = 0) {
@@ -56,8 +56,7 @@ cl_chunk_job <- function(data, rows, k, pass, lab, model, tol, into = NULL, offs
     },
     scores = {
       out <- into %||% list(quality = numeric(rows), prob_given = numeric(rows),
-                            p_wrong = numeric(rows), best = integer(rows),
-                            prob_best = numeric(rows), other = integer(rows),
+                            best = integer(rows), other = integer(rows),
                             prob_other = numeric(rows))
       ok <- call_core(.cl_pass_scores(data, rows, k, lab, offset, model, out, tol))
       list(ok = ok, out = if (is.null(into)) out)
@@ -115,20 +114,18 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
   cl <- cl_estimate_from(thr, joint, confident, counts, chk$classes)
   rm(confident)
   model <- cl_rank_model(lab[fit], p_fit, cl$calibrated_joint)
-  # Pass 3: per-label scores: the ranking's posterior under model$noise, and
-  # (a unit noise matrix at temper 1) the model's own most probable classes.
+  # Pass 3: per-label scores: the ranking's posterior under model$noise and
+  # the model's own most probable classes.
   score_model <- list(rank_by = rank_by, adjust = adjust, thresholds = thr,
-                      rank_noise = model$noise, temper = 1, noise = matrix(1, k, k),
-                      unmix_noise = numeric(), unmix = numeric())
-  sc <- list(quality = numeric(n), prob_given = numeric(n), p_wrong = numeric(n),
-             best = integer(n), prob_best = numeric(n), other = integer(n),
-             prob_other = numeric(n))
+                      rank_noise = model$noise)
+  sc <- list(quality = numeric(n), prob_given = numeric(n), best = integer(n),
+             other = integer(n), prob_other = numeric(n))
   cl_each_chunk(src, n, call, "scores", lab, score_model, into = sc,
                 function(part, offset, rows) {
     for (v in names(part$out)) .cl_put_rows(sc[[v]], offset, part$out[[v]])
   })
   rm(src)
-  names(sc)[names(sc) == "p_wrong"] <- "p_other"
+  sc$p_other <- pmin(pmax(1 - sc$prob_given, 0), 1)
   cl_result(labels, chk, sc, NULL, cl, model, rank_by, adjust, flag_by, n_issues, fdr, method,
             pred_probs = NULL)
 }

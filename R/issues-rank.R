@@ -28,25 +28,18 @@ cl_posterior <- function(labels, pred_probs, noise) {
 }
 
 # The model's most probable class and most probable other class per row,
-# with the probability of each and of the given class (P renormalised
-# through log P minus its row maximum, as the chunked kernel
-# cl_score_rows() forms it with a unit noise matrix and temper 1).
+# with that class's probability and the probability the model gives to the
+# classes other than the given one (as the chunked kernel cl_score_rows()
+# forms them).
 cl_argmax_block <- function(labels, pred_probs) {
   n <- length(labels)
   own <- cbind(seq_len(n), labels)
-  l <- log(pmax(pred_probs, 1e-300))
-  e <- exp(1 * (l - l[cbind(seq_len(n), max.col(l, ties.method = "first"))]))
-  post <- e / rowSums(e)
-  den <- rowSums(1 * post)
-  den[den <= 0] <- 1
-  post <- post / den
-  p_other <- pmin(pmax(1 - post[own], 0), 1)
-  best <- max.col(post, ties.method = "first")
-  prob_best <- post[cbind(seq_len(n), best)]
-  post[own] <- -Inf
-  other <- max.col(post, ties.method = "first")
-  list(p_other = p_other, best = best, prob_best = prob_best,
-       other = other, prob_other = post[cbind(seq_len(n), other)])
+  best <- max.col(pred_probs, ties.method = "first")
+  p_other <- pmin(pmax(1 - pred_probs[own], 0), 1)
+  pred_probs[own] <- -Inf
+  other <- max.col(pred_probs, ties.method = "first")
+  list(best = best, other = other, prob_other = pred_probs[cbind(seq_len(n), other)],
+       p_other = p_other)
 }
 
 # Label quality scores in [0, 1] (1 = clean) for the given labels.

@@ -542,44 +542,6 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
-// cl_suggest_cpp
-void cl_suggest_cpp(SEXP flagged, SEXP suggested, SEXP other, SEXP prob, SEXP prob_other);
-RcppExport SEXP _noisylabels_cl_suggest_cpp(SEXP flaggedSEXP, SEXP suggestedSEXP, SEXP otherSEXP, SEXP probSEXP, SEXP prob_otherSEXP) {
-BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type flagged(flaggedSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type suggested(suggestedSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type other(otherSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type prob(probSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type prob_other(prob_otherSEXP);
-    cl_suggest_cpp(flagged, suggested, other, prob, prob_other);
-    return R_NilValue;
-END_RCPP
-}
-// cl_qvalues_cpp
-Rcpp::NumericVector cl_qvalues_cpp(Rcpp::NumericVector p_wrong);
-RcppExport SEXP _noisylabels_cl_qvalues_cpp(SEXP p_wrongSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type p_wrong(p_wrongSEXP);
-    rcpp_result_gen = Rcpp::wrap(cl_qvalues_cpp(p_wrong));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cl_sort_columns_cpp
-Rcpp::IntegerVector cl_sort_columns_cpp(SEXP key, Rcpp::List columns, bool complement);
-RcppExport SEXP _noisylabels_cl_sort_columns_cpp(SEXP keySEXP, SEXP columnsSEXP, SEXP complementSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type key(keySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type columns(columnsSEXP);
-    Rcpp::traits::input_parameter< bool >::type complement(complementSEXP);
-    rcpp_result_gen = Rcpp::wrap(cl_sort_columns_cpp(key, columns, complement));
-    return rcpp_result_gen;
-END_RCPP
-}
 // kernel_gram_cpp
 Eigen::MatrixXd kernel_gram_cpp(const MapMat x, Rcpp::List spec);
 RcppExport SEXP _noisylabels_kernel_gram_cpp(SEXP xSEXP, SEXP specSEXP) {
@@ -943,9 +905,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_cl_pass_joint_cpp", (DL_FUNC) &_noisylabels_cl_pass_joint_cpp, 9},
     {"_noisylabels_cl_pass_scores_cpp", (DL_FUNC) &_noisylabels_cl_pass_scores_cpp, 8},
     {"_noisylabels_cl_read_rows_cpp", (DL_FUNC) &_noisylabels_cl_read_rows_cpp, 5},
-    {"_noisylabels_cl_suggest_cpp", (DL_FUNC) &_noisylabels_cl_suggest_cpp, 5},
-    {"_noisylabels_cl_qvalues_cpp", (DL_FUNC) &_noisylabels_cl_qvalues_cpp, 1},
-    {"_noisylabels_cl_sort_columns_cpp", (DL_FUNC) &_noisylabels_cl_sort_columns_cpp, 3},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
     {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},

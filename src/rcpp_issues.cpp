@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "issues/confident_learning.h"
-#include "issues/ordering.h"
 #include "rcpp_monitor.h"
 
 using namespace noisylabels;
@@ -181,22 +180,14 @@ bool cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offs
   m.adjust = Rcpp::as<bool>(model["adjust"]);
   m.thresholds = Rcpp::as<std::vector<double>>(model["thresholds"]);
   m.rank_noise = Rcpp::as<std::vector<double>>(model["rank_noise"]);
-  m.temper = Rcpp::as<double>(model["temper"]);
-  m.noise = Rcpp::as<std::vector<double>>(model["noise"]);
-  m.unmix_noise = Rcpp::as<std::vector<double>>(model["unmix_noise"]);
-  m.unmix = Rcpp::as<std::vector<double>>(model["unmix"]);
-  if (static_cast<int>(m.thresholds.size()) != k || static_cast<int>(m.rank_noise.size()) != k * k ||
-      static_cast<int>(m.noise.size()) != k * k || m.unmix.size() != m.unmix_noise.size() ||
-      (!m.unmix.empty() && static_cast<int>(m.unmix.size()) != k * k)) {
+  if (static_cast<int>(m.thresholds.size()) != k || static_cast<int>(m.rank_noise.size()) != k * k) {
     Rcpp::stop("the score model does not match the number of classes");
   }
   const R_xlen_t n = Rf_xlength(labels);
   const auto off = static_cast<R_xlen_t>(offset);
   ClScoreOut o{column<double>(out["quality"], REALSXP, n, "quality") + off,
                column<double>(out["prob_given"], REALSXP, n, "prob_given") + off,
-               column<double>(out["p_wrong"], REALSXP, n, "p_wrong") + off,
                column<int>(out["best"], INTSXP, n, "best") + off,
-               column<double>(out["prob_best"], REALSXP, n, "prob_best") + off,
                column<int>(out["other"], INTSXP, n, "other") + off,
                column<double>(out["prob_other"], REALSXP, n, "prob_other") + off};
   RMonitor monitor;
@@ -226,67 +217,5 @@ void cl_read_rows_cpp(std::string path, double first_row, double rows, int k, SE
   if (!ok) Rcpp::stop("could not read rows of " + path);
 }
 
-// Flagged labels take the most probable other class and its posterior:
-// suggested[i] = other[i], prob[i] = prob_other[i] where flagged[i], in place.
-// [[Rcpp::export(.cl_suggest)]]
-void cl_suggest_cpp(SEXP flagged, SEXP suggested, SEXP other, SEXP prob, SEXP prob_other) {
-  const R_xlen_t n = Rf_xlength(flagged);
-  const int* f = column<int>(flagged, LGLSXP, n, "flagged");
-  int* s = column<int>(suggested, INTSXP, n, "suggested");
-  const int* o = column<int>(other, INTSXP, n, "other");
-  double* p = column<double>(prob, REALSXP, n, "prob");
-  const double* po = column<double>(prob_other, REALSXP, n, "prob_other");
-  for (R_xlen_t i = 0; i < n; ++i) {
-    if (f[i] == TRUE) {
-      s[i] = o[i];
-      p[i] = po[i];
-    }
-  }
-}
 
-// fdr_qvalues() of R/issues-fdr.R with n ints and n doubles of scratch.
-// [[Rcpp::export(.cl_qvalues)]]
-Rcpp::NumericVector cl_qvalues_cpp(Rcpp::NumericVector p_wrong) {
-  const R_xlen_t n = p_wrong.size();
-  Rcpp::NumericVector q(n);
-  std::vector<int> order(n);
-  std::vector<double> scratch(n);
-  fdr_qvalues(p_wrong.begin(), n, q.begin(), order.data(), scratch.data());
-  return q;
-}
 
-// Sorts the columns of a result in place by decreasing score (ties by row)
-// and returns the sorted row numbers (1-based). The score is `key`, or 1 -
-// `key` when `complement` (R's `1 - key`, never stored). `columns`: distinct
-// double, integer or logical vectors of the same length, `key` possibly
-// among them.
-// [[Rcpp::export(.cl_sort_columns)]]
-Rcpp::IntegerVector cl_sort_columns_cpp(SEXP key, Rcpp::List columns, bool complement = false) {
-  const R_xlen_t n = Rf_xlength(key);
-  Rcpp::IntegerVector row(n);
-  std::vector<double> scratch(n);
-  const double* k = column<double>(key, REALSXP, n, "key");
-  if (complement) {
-    order_decreasing_complement(k, n, row.begin(), scratch.data());
-  } else {
-    order_decreasing(k, n, row.begin(), scratch.data());
-  }
-  std::vector<double*> doubles;
-  std::vector<int*> ints;
-  std::vector<SEXP> seen;
-  for (R_xlen_t c = 0; c < columns.size(); ++c) {
-    SEXP col = columns[c];
-    for (SEXP s : seen) {
-      if (s == col) Rcpp::stop("a column is listed twice");
-    }
-    seen.push_back(col);
-    if (TYPEOF(col) == REALSXP) {
-      doubles.push_back(column<double>(col, REALSXP, n, "double"));
-    } else {
-      ints.push_back(column<int>(col, TYPEOF(col) == LGLSXP ? LGLSXP : INTSXP, n, "integer"));
-    }
-  }
-  permute_columns(row.begin(), n, doubles, ints, scratch.data());
-  for (R_xlen_t i = 0; i < n; ++i) row[i] += 1;
-  return row;
-}

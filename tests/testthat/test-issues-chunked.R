@@ -46,10 +46,11 @@ test_that("chunks of 300 rows (an uneven last chunk of 101) give the in-memory a
         expect_identical(ch$confident_learning, mem$confident_learning)
         expect_identical(ch$noise_model, mem$noise_model)
         expect_identical(ch$wrong_count, mem$wrong_count)
+        expect_identical(ch$fdr_supported, mem$fdr_supported)
       }
     }
   }
-  for (rule in c("expected_f1", "rank", "confident_joint")) {
+  for (rule in c("posterior", "expected_f1", "rank", "confident_joint")) {
     expect_identical(find_label_issues(labels = s$given, pred_probs = bin, flag_by = rule, n_issues = 50)$label_issues,
                      find_label_issues(labels = s$given, pred_probs = s$p, flag_by = rule, n_issues = 50)$label_issues)
   }
@@ -73,62 +74,4 @@ test_that("a bad value in a later chunk is reported at its row in the whole", {
   chunks <- function(i) if (i == 1) s$p[1:350, ] else if (i == 2) s$p[351:700, 1:2]
   expect_error(find_label_issues(labels = s$given, pred_probs = chunks, flag_by = "fdr"),
                class = "noisylabels_error_pred_probs", regexp = "3 columns")
-})
-
-test_that("C++ q-values equal fdr_qvalues(), ties included", {
-  withr::local_seed(3)
-  p <- c(round(stats::runif(2000), 2), 0, 0, 1, 1, -0)
-  expect_identical(noisylabels:::.cl_qvalues(p), noisylabels:::fdr_qvalues(p))
-  p <- stats::rbeta(5000, 0.3, 3)
-  expect_identical(noisylabels:::.cl_qvalues(p), noisylabels:::fdr_qvalues(p))
-})
-
-test_that("the in-place sort orders by decreasing score, ties by row, and carries every column", {
-  withr::local_seed(4)
-  n <- 10000
-  # Ties, zeros of both signs, tiny and spread-out values: every radix level.
-  score <- c(round(stats::runif(n / 2), 3), stats::rexp(n / 2) * 10^stats::runif(n / 2, -300, 2))
-  score[1:10] <- c(0, -0, 0, 1, 1, 5e-324, 5e-324, 1e300, 0, 1)
-  score <- sample(score)
-  ref <- order(-score, seq_len(n))
-  a <- score + 0  # fresh copies: the sort writes into them
-  b <- as.numeric(seq_len(n))
-  i <- seq_len(n) * 2L
-  f <- seq_len(n) %% 3L == 0L
-  row <- noisylabels:::.cl_sort_columns(a, list(a, b, i, f))
-  expect_identical(row, ref)
-  expect_identical(a, score[ref])
-  expect_identical(b, as.numeric(ref))
-  expect_identical(i, ref * 2L)
-  expect_identical(f, ref %% 3L == 0L)
-  expect_error(noisylabels:::.cl_sort_columns(a, list(a, a)), "twice")
-})
-
-test_that("the radix sort and the block-wise permutation hold on 3 x 10^5 rows", {
-  withr::local_seed(5)
-  # Runs of equal keys longer than the pair sorts (ties by row), keys that
-  # share their leading bytes, both signs, and a wide spread of exponents.
-  score <- c(rep(1, 5e4), rep(0.25, 2e4), 0.5 + stats::runif(1e5) * 1e-9,
-             round(stats::runif(5e4), 2), stats::rexp(6e4) * 10^stats::runif(6e4, -300, 2),
-             -stats::rexp(1e4), rep(c(0, -0), 5e3))
-  score <- sample(score)
-  n <- length(score)
-  ref <- order(-score, seq_len(n))
-  a <- score + 0
-  b <- as.numeric(seq_len(n))
-  i <- seq_len(n) * 2L
-  row <- noisylabels:::.cl_sort_columns(a, list(a, b, i))
-  expect_identical(row, ref)
-  expect_identical(a, score[ref])
-  expect_identical(b, as.numeric(ref))
-  expect_identical(i, ref * 2L)
-  # Ordered by 1 - quality, never stored: the order of the stored score.
-  quality <- 1 - stats::runif(n)^4
-  quality[1:2e4] <- 1
-  q <- quality + 0
-  row <- noisylabels:::.cl_sort_columns(q, list(q), complement = TRUE)
-  expect_identical(row, order(-(1 - quality), seq_len(n)))
-  expect_identical(q, quality[row])
-  p <- c(rep(1, 2e4), rep(0, 2e4), stats::rbeta(n - 4e4, 0.3, 3))
-  expect_identical(noisylabels:::.cl_qvalues(p), noisylabels:::fdr_qvalues(p))
 })

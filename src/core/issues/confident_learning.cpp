@@ -77,46 +77,6 @@ double row_quality(const double* probs, std::ptrdiff_t l, const ClScoreModel& m,
   }
 }
 
-// cl_unmix() and the posterior under the unmixed model: truth = max(T^-1 p,
-// 0) renormalised, each entry of T^-1 p a row sum of products; `alt` the
-// posterior of the true class given label l. Returns the label's p_wrong.
-double unmixed_posterior(const double* prob, std::ptrdiff_t l, const ClScoreModel& m, double* work,
-                         double* truth, double* alt) {
-  const std::ptrdiff_t k = m.k;
-  const double* inv = m.unmix.data();
-  // Four entries at a time: four independent sums, each still adding its
-  // products in class order as row_sum() does (one sum alone would wait on
-  // every addition).
-  std::ptrdiff_t j = 0;
-  for (; j + 4 <= k; j += 4) {
-    long double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (std::ptrdiff_t c = 0; c < k; ++c) {
-      const double p = prob[c];
-      const double* u = inv + j + c * k;
-      const double t0 = p * u[0], t1 = p * u[1], t2 = p * u[2], t3 = p * u[3];
-      s0 += t0;
-      s1 += t1;
-      s2 += t2;
-      s3 += t3;
-    }
-    const double v[4] = {static_cast<double>(s0), static_cast<double>(s1), static_cast<double>(s2),
-                         static_cast<double>(s3)};
-    for (int r = 0; r < 4; ++r) truth[j + r] = v[r] < 0 ? 0.0 : v[r];
-  }
-  for (; j < k; ++j) {
-    for (std::ptrdiff_t c = 0; c < k; ++c) work[c] = prob[c] * inv[j + c * k];
-    const double v = row_sum(work, k);
-    truth[j] = v < 0 ? 0.0 : v;
-  }
-  double tot = row_sum(truth, k);
-  if (!(tot > 0)) tot = 1;
-  for (std::ptrdiff_t j = 0; j < k; ++j) alt[j] = m.unmix_noise[l + j * k] * (truth[j] / tot);
-  double den = row_sum(alt, k);
-  if (den <= 0) den = 1;
-  for (std::ptrdiff_t j = 0; j < k; ++j) alt[j] /= den;
-  return clamp01(1 - alt[l]);
-}
-
 }  // namespace
 
 bool cl_block_ok(const ProbBlock& p, double tol) {
@@ -168,14 +128,10 @@ void cl_count_joint(const ProbBlock& p, const int* labels, const double* thresho
 void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& m,
                    const ClScoreOut& out, Monitor& monitor) {
   const std::ptrdiff_t k = m.k;
-  const bool unmixed = !m.unmix.empty();
-  std::vector<double> buf(6 * k);
-  double* prob = buf.data();          // the row, clamped
-  double* adjusted = prob + k;        // threshold-adjusted row
-  double* work = adjusted + k;        // posterior numerators
-  double* post = work + k;            // noise-model posterior
-  double* truth = post + k;           // unmixed model: P(true | x)
-  double* alt = truth + k;            // unmixed model: posterior
+  std::vector<double> buf(3 * k);
+  double* prob = buf.data();    // the row, clamped
+  double* adjusted = prob + k;  // threshold-adjusted row
+  double* work = adjusted + k;  // posterior numerators
   for (std::ptrdiff_t i = 0; i < p.rows; ++i) {
     if (i % kCheckRows == 0) monitor.check();
     const std::ptrdiff_t l = labels[i] - 1;
@@ -188,37 +144,13 @@ void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& m,
     }
     out.quality[i] = row_quality(ranked, l, m, work);
     out.prob_given[i] = prob[l];
-    // cl_wrong_block(): tempered probabilities (P^a / sum P^a through log P
-    // minus its maximum), then the posterior of the true class under the
-    // noise matrix.
-    for (std::ptrdiff_t j = 0; j < k; ++j) work[j] = std::log(prob[j] < 1e-300 ? 1e-300 : prob[j]);
-    const double top = work[first_max(work, k)];
-    for (std::ptrdiff_t j = 0; j < k; ++j) {
-      const double scaled = m.temper * (work[j] - top);
-      work[j] = scaled == 0 ? 1.0 : std::exp(scaled);  // exp(0) (the largest, at least) is 1
-    }
-    const double tot = row_sum(work, k);
-    for (std::ptrdiff_t j = 0; j < k; ++j) {
-      const double truth = work[j] / tot;
-      post[j] = m.noise[l + j * k] * truth;
-    }
-    double den = row_sum(post, k);
-    if (den <= 0) den = 1;
-    for (std::ptrdiff_t j = 0; j < k; ++j) post[j] /= den;
-    out.p_wrong[i] = clamp01(1 - post[l]);
-    if (unmixed && unmixed_posterior(prob, l, m, work, truth, alt) > out.p_wrong[i]) {
-      for (std::ptrdiff_t j = 0; j < k; ++j) post[j] = alt[j];
-      out.p_wrong[i] = clamp01(1 - post[l]);
-    }
-    const std::ptrdiff_t best = first_max(post, k);
-    out.best[i] = static_cast<int>(best + 1);
-    out.prob_best[i] = post[best];
-    const double own = post[l];
-    post[l] = -std::numeric_limits<double>::infinity();
-    const std::ptrdiff_t other = first_max(post, k);
+    out.best[i] = static_cast<int>(first_max(prob, k) + 1);
+    const double own = prob[l];
+    prob[l] = -std::numeric_limits<double>::infinity();
+    const std::ptrdiff_t other = first_max(prob, k);
     out.other[i] = static_cast<int>(other + 1);
-    out.prob_other[i] = post[other];
-    post[l] = own;
+    out.prob_other[i] = prob[other];
+    prob[l] = own;
   }
 }
 

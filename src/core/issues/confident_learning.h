@@ -5,9 +5,9 @@
 //
 // Every result equals, bit for bit, the one of the vectorised R code that
 // computes the same quantity on all rows at once (R/issues-count.R,
-// -rank.R, -pwrong.R, -filter.R; the tests compare them): the same
-// operations in the same order, with row sums accumulated in long double as
-// R's rowSums() does, and libm's log/exp as R calls them. Class codes are
+// -rank.R, -filter.R; the tests compare them): the same operations in the
+// same order, with row sums accumulated in long double as R's rowSums()
+// does. Class codes are
 // 1..k, as R stores them.
 #pragma once
 
@@ -58,37 +58,28 @@ void cl_count_joint(const ProbBlock& p, const int* labels, const double* thresho
 enum class ClRankBy { Posterior, SelfConfidence, NormalizedMargin };
 
 // What pass 3 needs besides the rows: the ranking rule and, for it, the
-// thresholds (when `adjust`) and the shrunk noise matrix of the calibrated
-// joint; the fitted noise models: the tempered one (temper exponent and
-// noise matrix) and the unmixed one (its noise matrix and that matrix's
-// inverse; both empty when it has none). Matrices k x k, column-major.
+// thresholds (when `adjust`) and the ranking's noise matrix (k x k,
+// column-major).
 struct ClScoreModel {
   int k = 0;
   ClRankBy rank_by = ClRankBy::Posterior;
   bool adjust = false;
   std::vector<double> thresholds;
   std::vector<double> rank_noise;
-  double temper = 1;
-  std::vector<double> noise;
-  std::vector<double> unmix_noise;
-  std::vector<double> unmix;
 };
 
 // Per-row outputs of pass 3, each pointing at the block's first row.
 struct ClScoreOut {
   double* quality;
   double* prob_given;
-  double* p_wrong;
   int* best;
-  double* prob_best;
   int* other;
   double* prob_other;
 };
 
 // Pass 3: label quality by the ranking rule (cl_score_block()), P[i, given],
-// and p_wrong, most probable class and most probable class other than the
-// given one with their posteriors, from whichever noise model gives the
-// label the larger p_wrong (the tempered one on ties; cl_wrong_block()).
+// the model's most probable class, its most probable class other than the
+// given one and that class's probability (cl_argmax_block()).
 void cl_score_rows(const ProbBlock& p, const int* labels, const ClScoreModel& model,
                    const ClScoreOut& out, Monitor& monitor);
 
