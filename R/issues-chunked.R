@@ -30,48 +30,6 @@
 #     the user.
 # Chunk size for files: getOption("noisylabels.chunk_rows", 1e6).
 
-# One chunk's part of a pass, from its rows alone (`data`: a double matrix
-# or row-major doubles, `rows` rows, their coded labels lab[offset + 1 ...]
-# (a job elsewhere gets its chunk's labels alone, offset 0), `model` what
-# the pass reads). FALSE in `ok` when the chunk fails the probability
-# checks. The parts are combined in row order by the caller.
-#   "given":  P[i, label_i] per row (pass 1; the caller adds them per class);
-#   "joint":  the chunk's confident joint, each row's confident class, and
-#             the probabilities of the rows model$fit (chunk row numbers);
-#   "scores": the five per-label vectors of pass 3; with `into` (the whole
-#             vectors) written there in place at `offset` and not
-#             returned.
-cl_chunk_job <- function(data, rows, k, pass, lab, model, tol, into = NULL, offset = 0) {
-  switch(pass,
-    given = {
-      given <- numeric(rows)
-      list(ok = .cl_pass_given(data, rows, k, lab, offset, given, tol), given = given)
-    },
-    joint = {
-      joint <- matrix(0L, k, k)
-      confident <- integer(rows)
-      ok <- .cl_pass_joint(data, rows, k, lab, offset, model$thresholds, joint, confident, tol)
-      list(ok = ok, joint = joint, confident = confident,
-           p_fit = if (ok) cl_chunk_rows_at(data, model$fit, 0, k))
-    },
-    scores = {
-      out <- into %||% list(quality = numeric(rows), prob_given = numeric(rows),
-                            best = integer(rows), other = integer(rows),
-                            prob_other = numeric(rows))
-      ok <- call_core(.cl_pass_scores(data, rows, k, lab, offset, model, out, tol))
-      list(ok = ok, out = if (is.null(into)) out)
-    })
-}
-
-# Rows `rows` (global numbers) of a chunk starting after `offset`, clamped
-# to [0, 1] as in memory.
-cl_chunk_rows_at <- function(data, rows, offset, k) {
-  local <- rows - offset
-  p <- if (is.matrix(data)) data[local, , drop = FALSE]
-       else matrix(data[rep((local - 1) * k, each = k) + seq_len(k)], ncol = k, byrow = TRUE)
-  pmin(pmax(p, 0), 1)
-}
-
 issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
                                           method, fdr, call) {
   if (flag_by %in% c("consensus", "prune_by_noise_rate", "prune_by_class", "both")) {

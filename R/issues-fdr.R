@@ -1,4 +1,7 @@
-# Flags from per-label probabilities of being wrong, for every label type.
+# The flags layer of the issues family, shared by every label type and path
+# (find_label_issues() and the fits' own label_issues()): q-values, the
+# Poisson-binomial count, the flag rules that read only p_wrong or a ranking,
+# and the result object.
 #
 # Each path of find_label_issues() ends with p_wrong, its posterior
 # probability that a label is wrong. Flagging the labels whose p_wrong is
@@ -50,7 +53,27 @@ fdr_select <- function(p_wrong, fdr = 0.1, level = 0.9, model_var = 0) {
   list(q_value = q, flagged = q <= fdr, count = wrong_count(p_wrong, level, model_var), fdr = fdr)
 }
 
-# The user's `fdr` argument: one number in (0, 1].
-check_fdr <- function(fdr, call = parent.frame()) {
-  check_number(fdr, "fdr", lower = 0, upper = 1, open_lower = TRUE, call = call)
+# Flags by the ranking: the `m` examples of lowest quality (ties by row).
+flag_lowest <- function(quality, m) {
+  flagged <- logical(length(quality))
+  if (m > 0) flagged[order(quality, seq_along(quality))[seq_len(min(m, length(quality)))]] <- TRUE
+  flagged
+}
+
+# Flags maximising the expected F1 given calibrated p_wrong: the r labels of
+# highest p_wrong with r maximising 2 sum_{top r} p / (r + sum p).
+flag_expected_f1 <- function(p_wrong) {
+  n <- length(p_wrong)
+  flagged <- logical(n)
+  if (n == 0L || sum(p_wrong) <= 0) return(flagged)
+  o <- order(-p_wrong, seq_len(n))
+  ef1 <- 2 * cumsum(p_wrong[o]) / (seq_len(n) + sum(p_wrong))
+  flagged[o[seq_len(which.max(ef1))]] <- TRUE
+  flagged
+}
+
+# The result of find_label_issues() (every path builds it through this).
+new_find_label_issues <- function(x) {
+  stopifnot(is.list(x), inherits(x$label_issues, "noisylabels_issues"))
+  structure(x, class = "find_label_issues")
 }

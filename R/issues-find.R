@@ -458,3 +458,27 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
   res$call <- call
   res
 }
+
+issues_classification <- function(labels, pred_probs, rank_by, adjust, flag_by, n_issues,
+                                  method, fdr = 0.1) {
+  if (is.character(pred_probs) || is.function(pred_probs)) {
+    return(issues_classification_chunked(labels, pred_probs, rank_by, adjust, flag_by,
+                                         n_issues, method, fdr, call = parent.frame(2)))
+  }
+  chk <- check_pred_probs(labels, pred_probs, call = parent.frame(2))
+  lab <- chk$labels
+  p <- chk$pred_probs
+  cl <- cl_estimate(lab, p, chk$classes)
+  fit <- cl_fit_rows(length(lab))
+  model <- cl_rank_model(lab[fit], p[fit, , drop = FALSE], cl$calibrated_joint)
+  sc <- cl_score_block(lab, p, cl, model, rank_by, adjust)
+  flagged <- switch(flag_by,
+    consensus = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
+    prune_by_noise_rate = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint),
+    prune_by_class = cl_prune_by_class(lab, p, cl$calibrated_joint),
+    both = cl_prune_by_noise_rate(lab, p, cl$calibrated_joint) &
+      cl_prune_by_class(lab, p, cl$calibrated_joint),
+    NULL)
+  cl_result(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag_by, n_issues, fdr,
+            method, pred_probs = p)
+}

@@ -162,11 +162,6 @@ issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, c
     tolerance = tolerance, fit = fit, n = nrow(li), time = 0, call = call))
 }
 
-new_find_label_issues <- function(x) {
-  stopifnot(is.list(x), inherits(x$label_issues, "noisylabels_issues"))
-  structure(x, class = "find_label_issues")
-}
-
 #' @rdname find_label_issues
 #' @export
 find_label_issues.gpr_loo <- function(x, ...) {

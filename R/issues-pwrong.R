@@ -162,18 +162,6 @@ cl_calibrate_pwrong <- function(r, target, cap) {
   at(shift)
 }
 
-# Flags maximising the expected F1 given calibrated p_wrong: the r labels of
-# highest p_wrong with r maximising 2 sum_{top r} p / (r + sum p).
-flag_expected_f1 <- function(p_wrong) {
-  n <- length(p_wrong)
-  flagged <- logical(n)
-  if (n == 0L || sum(p_wrong) <= 0) return(flagged)
-  o <- order(-p_wrong, seq_len(n))
-  ef1 <- 2 * cumsum(p_wrong[o]) / (seq_len(n) + sum(p_wrong))
-  flagged[o[seq_len(which.max(ef1))]] <- TRUE
-  flagged
-}
-
 # Whether the probabilities can support a false-discovery promise: the two
 # ends of the bracket agree within a factor cl_fdr_max_ratio. Where they do
 # not, the calibration of p_wrong is not identified by the probabilities
