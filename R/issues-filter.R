@@ -113,11 +113,10 @@ cl_result <- function(labels, chk, sc, flagged, cl, model, rank_by, adjust, flag
     if (chk$factor) factor(chk$classes[i], levels = chk$classes) else chk$classes[i]
   }
   li <- new_label_issues(seq_len(n), dec$p_wrong, flagged,
-                         label_quality = 1 - dec$p_wrong, given_label = labels,
-                         suggested_label = as_label(sug$suggested),
-                         prob_given = 1 - dec$p_wrong, p_wrong = dec$p_wrong,
-                         q_value = dec$q_value, prob_suggested = sug$prob_suggested,
-                         model_prob_given = sc$prob_given)
+                         given_label = labels, suggested_label = as_label(sug$suggested),
+                         p_wrong = dec$p_wrong, q_value = dec$q_value,
+                         label_quality = 1 - dec$p_wrong, prob_given = 1 - dec$p_wrong,
+                         prob_suggested = sug$prob_suggested, model_prob_given = sc$prob_given)
   cl_warn_small(chk$counts, chk$classes)
   new_find_label_issues(list(
     label_issues = li, estimated_issues = as.integer(round(dec$count$estimate)),

@@ -48,8 +48,8 @@ test_that("the classification path ranks, flags and suggests as computed by hand
                  class = "noisylabels_warning_small_sample")
   li <- res$label_issues
   expect_s3_class(res, "find_label_issues")
-  expect_named(li, c("row", "score", "flagged", "label_quality", "given_label",
-                     "suggested_label", "prob_given", "p_wrong", "q_value", "prob_suggested",
+  expect_named(li, c("row", "score", "flagged", "given_label", "suggested_label", "p_wrong",
+                     "q_value", "label_quality", "prob_given", "prob_suggested",
                      "model_prob_given"))
   # With 6 rows the ranking's noise matrix is the uniform one (self-confidence
   # order); p_wrong is that posterior shifted to sum to the count's midpoint.
