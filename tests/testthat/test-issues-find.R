@@ -465,3 +465,37 @@ test_that("group label distributions go to label_dist_vb() and into the same con
   expect_equal(res$label_issues$score, sort(noise_scores(fit), decreasing = TRUE))
   expect_error(find_label_issues(sim$x, groups = sim$groups), class = "noisylabels_error_input")
 })
+
+test_that("unmodified iris gets at most one flag per seed, and ten rows warn", {
+  skip_on_cran()
+  skip_if_not_installed("ranger")
+  for (s in 1:8) {
+    set.seed(s)
+    res <- find_label_issues(Species ~ ., iris)
+    expect_lte(sum(res$label_issues$flagged), 1L)
+  }
+  set.seed(1)
+  expect_warning(find_label_issues(Species ~ ., iris[sample(150, 10), ]),
+                 class = "noisylabels_warning_small_sample")
+})
+
+test_that("a forest on 5,000 rows with 250 flips: flags near the best cut, the interval covers 250", {
+  skip_on_cran()
+  skip_if_not_installed("ranger")
+  set.seed(42)
+  n <- 5000
+  d <- data.frame(x1 = rnorm(n), x2 = rnorm(n), x3 = rnorm(n), f = factor(sample(letters[1:4], n, TRUE)))
+  lin <- d$x1 - 0.8 * d$x2 + 0.5 * d$x3 + c(a = -1, b = 0, c = 0.5, d = 1)[as.character(d$f)]
+  cls <- ifelse(lin + rnorm(n, sd = 0.5) > 0, "yes", "no")
+  flip <- sample(n, 250)
+  cls[flip] <- ifelse(cls[flip] == "yes", "no", "yes")
+  d$y <- factor(cls)
+  set.seed(1)
+  res <- find_label_issues(y ~ ., d)
+  li <- res$label_issues
+  wrong <- li$row %in% flip
+  f1 <- 2 * sum(li$flagged & wrong) / (sum(li$flagged) + 250)
+  best <- max(2 * cumsum(wrong[order(-li$score)]) / (seq_len(n) + 250))
+  expect_gte(f1, 0.8 * best)
+  expect_true(res$wrong_count$lower <= 250 && 250 <= res$wrong_count$upper)
+})
