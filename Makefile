@@ -6,7 +6,7 @@ VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 LIB     ?= $(CURDIR)/check/lib
 
-.PHONY: deps document install demo check test bench clean site site-check review-check sanitize valgrind
+.PHONY: deps document install demo check test bench clean site site-check review-check sanitize valgrind readme readme-check
 
 deps:
 	tools/install-deps.sh
@@ -14,9 +14,20 @@ deps:
 document: deps
 	$(RSCRIPT) -e 'Rcpp::compileAttributes(); roxygen2::roxygenise()'
 
+# Builds the tarball with its vignettes first, so vignette(package =
+# "noisylabels") lists them after `make install` / `make demo`.
 install: deps
-	mkdir -p $(LIB)
-	$(R) CMD INSTALL --preclean --no-multiarch -l $(LIB) .
+	mkdir -p $(LIB) check/build
+	cd check/build && rm -f $(PKG)_*.tar.gz && $(R) CMD build --no-manual ../.. > build.log 2>&1 || { cat build.log; exit 1; }
+	$(R) CMD INSTALL --no-multiarch -l $(LIB) check/build/$(TARBALL)
+
+# README.md from README.Rmd (the output shown is the output produced), and
+# the check that the committed README.md is what README.Rmd produces.
+readme: install
+	R_LIBS=$(LIB) $(RSCRIPT) tools/readme.R
+
+readme-check: install
+	R_LIBS=$(LIB) $(RSCRIPT) tools/readme.R --check
 
 # (1) set up, install and run the main job on bundled data: find_label_issues()
 # on 2,000 rows of the Adult table, its summary, and the review report in

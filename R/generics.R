@@ -20,10 +20,17 @@ noise_scores.default <- function(object, ...) {
 #'
 #' @param object A fitted model from this package.
 #' @param ... Method-specific arguments (e.g. the flagging threshold).
-#' @return A data frame with one row per training observation, sorted by
-#'   decreasing score: `row` (index in the original data), `score`
-#'   (= [noise_scores()]), `flagged` (logical, by the method's documented rule),
-#'   then method-specific columns. Filter on `flagged` for the issues.
+#' @return A data frame with one row per training observation, flagged rows
+#'   first and each part by decreasing score, with the same leading columns
+#'   for every method and path: `row` (index in the original data), `score`
+#'   (= [noise_scores()]), `flagged` (logical, by the method's documented
+#'   rule), `given_label` (the label or value as given), `suggested_label`
+#'   (the model's class or value for it), `p_wrong` (the probability that
+#'   the label is wrong, `NA` for methods without one: `sgd_robust()`,
+#'   `label_dist_vb()`) and `q_value` (`NA` likewise); then the
+#'   method-specific columns, including the older names of the given and
+#'   suggested columns (`label`, `y`, `predicted`, `fitted`,
+#'   `suggested_value`). Filter on `flagged` for the issues.
 #' @export
 label_issues <- function(object, ...) UseMethod("label_issues")
 
@@ -31,6 +38,9 @@ label_issues <- function(object, ...) UseMethod("label_issues")
 label_issues.default <- function(object, ...) {
   abort_input("{.fn label_issues} has no method for objects of class {.cls {class(object)}}.")
 }
+
+# A shared column that a method fills, or NULL where it is NA throughout.
+non_na <- function(x) if (is.null(x) || all(is.na(x))) NULL else x
 
 # Build the label_issues() data frame in the shared format. The formals are
 # dot-prefixed so that method-specific columns passed through `...` (say `s`)
@@ -47,6 +57,19 @@ new_label_issues <- function(.row, .score, .flagged, ...) {
   }
   out <- data.frame(row = as.integer(.row), score = as.numeric(.score),
                     flagged = as.logical(.flagged), stringsAsFactors = FALSE)
+  # The shared columns: the given and suggested label or value under one pair
+  # of names whatever the method calls them, then p_wrong and q_value.
+  pick <- function(names) {
+    hit <- intersect(names, names(extra))
+    if (length(hit)) extra[[hit[1]]]
+  }
+  out$given_label <- pick(c("given_label", "label", "y")) %||% rep(NA, nrow(out))
+  out$suggested_label <- pick(c("suggested_label", "suggested_value", "predicted", "fitted",
+                                "best_other")) %||%
+    rep(NA, nrow(out))
+  out$p_wrong <- as.numeric(pick("p_wrong") %||% rep(NA_real_, nrow(out)))
+  out$q_value <- as.numeric(pick("q_value") %||% rep(NA_real_, nrow(out)))
+  extra <- extra[setdiff(names(extra), c("given_label", "suggested_label", "p_wrong", "q_value"))]
   for (nm in names(extra)) out[[nm]] <- extra[[nm]]
   # Flagged rows first (where a rule's flags are not a top cut of the
   # score), each group by decreasing score.

@@ -66,11 +66,14 @@ cl_decide <- function(sc, counts, labels_int, cl, flag_by, n_issues, fdr, call =
   cap <- (counts / (counts + 1))[labels_int]
   p_wrong <- cl_calibrate_pwrong(1 - sc$quality, count$estimate, cap)
   q_value <- fdr_qvalues(p_wrong)
-  # No label is flagged on p_wrong when the count's interval reaches 0
-  # (nothing then says that any label is wrong) or a class has fewer than
-  # cl_min_class_count labels (too few to tell a wrong label from the model's
-  # own error; cl_warn_small() says so).
-  evidence <- count$lower > 0 && all(counts >= cl_min_class_count)
+  # No label is flagged on p_wrong when the confident count is consistent
+  # with zero (its own interval, c +- z sqrt(c), reaches 0: fewer than three
+  # labels at the 90% level) or a class has fewer than cl_min_class_count
+  # labels (too few to tell a wrong label from the model's own error;
+  # cl_warn_small() says so).
+  z <- stats::qnorm(1 - (1 - count$level) / 2)
+  evidence <- count$confident_count - z * sqrt(count$confident_count) > 0 &&
+    all(counts >= cl_min_class_count)
   fdr_ok <- cl_fdr_supported(count)
   m <- n_issues %||% as.integer(round(count$estimate))
   flagged <- switch(flag_by,

@@ -106,10 +106,12 @@
 #'   intersection of the two pruning rules; `"confident_joint"` the labels
 #'   counted off the diagonal of the confident joint (0.18-0.23 / 0.91-0.98).
 #'
-#' No rule that reads `p_wrong` flags anything where the count's interval
-#' reaches 0 or a class has fewer than 10 labels: nothing then says that any
-#' label is wrong (unmodified iris with a forest: none on each of eight
-#' seeds). With `pred_probs` a file or a function (below) the pruning rules
+#' No rule that reads `p_wrong` flags anything where fewer than three labels
+#' are confidently in another class (the confident count's own 90% interval
+#' then reaches 0) or a class has fewer than 10 labels: nothing then says
+#' that any label is wrong (unmodified iris with a forest: 0-2 such labels
+#' and no flags on each of eight seeds; three flipped iris labels under LDA:
+#' those three flagged). With `pred_probs` a file or a function (below) the pruning rules
 #' and `"consensus"` are not available.
 #'
 #' Probabilities too large for memory: `pred_probs` may be a file, headerless

@@ -133,7 +133,10 @@ issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, c
   check_fdr(fdr)
   li <- do.call(label_issues, c(list(fit), fit_issue_args(fit, fdr, tolerance, call)))
   s <- li$score
-  quality <- if (!is.null(li$p_wrong)) 1 - li$p_wrong
+  # Every label_issues() has a p_wrong column; it is NA for fits without a
+  # per-label probability of being wrong (sgd_robust, label_dist_vb).
+  has_p <- !all(is.na(li$p_wrong))
+  quality <- if (has_p) 1 - li$p_wrong
              else if (all(s >= 0 & s <= 1)) 1 - s
              else {
                med <- stats::median(abs(s))
@@ -143,7 +146,7 @@ issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, c
   if (!is.null(n_issues)) {
     flagged <- seq_len(nrow(li)) <= n_issues
   }
-  count <- if (!is.null(li$p_wrong)) wrong_count(li$p_wrong, 0.9, attr(li, "model_var") %||% 0)
+  count <- if (has_p) wrong_count(li$p_wrong, 0.9, attr(li, "model_var") %||% 0)
   extra <- as.list(li)[setdiff(names(li), c("row", "score", "flagged"))]
   out <- do.call(new_label_issues, c(list(.row = li$row, .score = s, .flagged = flagged,
                                           label_quality = quality), extra))

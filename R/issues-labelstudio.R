@@ -43,7 +43,7 @@ label_studio_export <- function(result, data = NULL, file = "label-studio-tasks.
   inputs <- if (is.null(data)) NULL else data_rows_of(result, data, li$row)
   if (!is.null(inputs)) inputs <- inputs[!names(inputs) %in% c(response, paste0("data_", response))]
   numeric_label <- result$task == "regression"
-  suggestion <- li$suggested_label %||% li$suggested_value %||% li$prediction
+  suggestion <- non_na(li$suggested_label) %||% li$suggested_value %||% li$prediction
   tasks <- lapply(seq_len(nrow(li)), function(i) {
     record <- c(list(row = li$row[i], given_label = li$given_label[i]),
                 if (!is.null(inputs)) as.list(inputs[i, , drop = FALSE]))

@@ -130,7 +130,7 @@ format_decision_notes <- function(x) {
                           as.integer(wc$confident_count), as.integer(wc$disagreement_count)))
   }
   if (identical(x$evidence, FALSE)) {
-    out <- c(out, "No flags: the count's interval reaches 0 or a class has fewer than 10 labels, so nothing says any label is wrong; the ranking (score) is the list to review.")
+    out <- c(out, "No flags: fewer than 3 labels are confidently in another class, or a class has fewer than 10 labels, so nothing says any label is wrong; the ranking (score) is the list to review.")
   } else if (identical(x$flag_by, "fdr") && identical(x$fdr_supported, FALSE)) {
     out <- c(out, "No flags at this false discovery rate: the two counts differ by more than a factor 2, so the probabilities cannot certify it; the ranking (score) is the list to review.")
   }
@@ -271,7 +271,7 @@ clean_data <- function(result, data, action = c("remove", "relabel"), response =
     attr(out, "removed_rows") <- rows
     return(out)
   }
-  suggested <- li$suggested_label %||% li$suggested_value
+  suggested <- non_na(li$suggested_label) %||% li$suggested_value
   if (is.null(suggested)) {
     abort_input(c("{.code action = \"relabel\"} needs suggested labels or values, and this result has none.",
                   "i" = "Use {.code action = \"remove\"}."))

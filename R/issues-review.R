@@ -71,7 +71,7 @@ review_report <- function(result, data = NULL, file = "label-review.html",
 review_table <- function(result, data, response) {
   li <- as.data.frame(unclass(result$label_issues), stringsAsFactors = FALSE)
   li <- li[order(!li$flagged, -li$score, li$row), , drop = FALSE]
-  suggestion <- li$suggested_label %||% li$suggested_value %||% li$prediction
+  suggestion <- non_na(li$suggested_label) %||% li$suggested_value %||% li$prediction
   keep <- intersect(c("row", "flagged", "score", "label_quality", "p_wrong", "q_value",
                       "given_label", "suggested_label", "prob_suggested", "suggested_value",
                       "suggested_lower", "suggested_upper", "prediction", "sd", "prob_given"),

@@ -172,7 +172,9 @@ label_issues.label_dist_vb <- function(object, level = c("instance", "group"), t
   if (is.null(threshold)) threshold <- if (level == "instance") 0.5 else stats::qchisq(0.99, M) / M
   check_number(threshold, "threshold")
   if (level == "instance") {
-    new_label_issues(seq_along(score), score, score > threshold,
+    # Instances carry no given label of their own (only their group's
+    # distribution): `label` is the estimated true class.
+    new_label_issues(seq_along(score), score, score > threshold, given_label = NA,
                      label = factor(object$classes[max.col(object$zeta, ties.method = "first")],
                                     levels = object$classes),
                      predicted = predict(object, type = "class"))

@@ -54,7 +54,11 @@ if [ -z "$summary" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
+# The committed README.md is what README.Rmd produces with this package.
+echo "== README.md against README.Rmd"
+readme_fail=0
+R_LIBS="$PWD/$rdir${R_LIBS:+:$R_LIBS}" Rscript tools/readme.R --check || readme_fail=1
 echo "$summary"
 nfail=$(echo "$summary" | sed -n 's/.*passed, \([0-9]*\) failed.*/\1/p')
-if [ "${nfail:-1}" != 0 ] || [ $failed_check = 1 ]; then exit 1; fi
+if [ "${nfail:-1}" != 0 ] || [ $failed_check = 1 ] || [ $readme_fail = 1 ]; then exit 1; fi
 exit 0

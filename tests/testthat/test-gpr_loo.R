@@ -295,7 +295,9 @@ test_that("the full model finds corrupted labels and beats the basic and plain m
   expect_lt(mae[2], mae[3])
   li <- label_issues(full)
   expect_equal(nrow(li), n)
-  expect_true(all(diff(li$score) <= 0))
+  # Flagged rows first, each part by decreasing score.
+  expect_true(all(diff(li$flagged) <= 0))
+  expect_true(all(tapply(li$score, li$flagged, function(s) all(diff(s) <= 0))))
   # flagged labels are mostly corrupted, and most corrupted labels are flagged
   expect_gt(mean(cl$is_corrupted[li$row[li$flagged]]), 0.6)
   expect_gt(mean(li$flagged[match(cl$corrupted, li$row)]), 0.5)

@@ -283,7 +283,8 @@ test_that("a fitted model of the package goes into the same contract", {
   res <- find_label_issues(fit)
   expect_s3_class(res, "find_label_issues")
   li <- res$label_issues
-  expect_identical(names(li)[1:4], c("row", "score", "flagged", "label_quality"))
+  expect_identical(names(li)[1:7], c("row", "score", "flagged", "given_label", "suggested_label",
+                                     "p_wrong", "q_value"))
   expect_equal(sort(li$row), seq_len(nrow(d$data)))
   expect_true(all(li$label_quality >= 0 & li$label_quality <= 1))
   expect_equal(li$score, sort(noise_scores(fit), decreasing = TRUE))
@@ -318,6 +319,7 @@ test_that("clean_data removes flagged rows or relabels them", {
   expect_identical(attr(rel2, "relabelled_rows"), fl)
   r3 <- r2
   r3$label_issues$suggested_value <- NULL
+  r3$label_issues$suggested_label <- NULL
   expect_error(clean_data(r3, yy, action = "relabel"), class = "noisylabels_error_input")
 })
 

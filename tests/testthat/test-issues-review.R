@@ -83,7 +83,7 @@ test_that("regression results suggest the prediction, or suggested_value when pr
   tab <- noisylabels:::review_table(res, data.frame(x = x, y = y), "y")
   i <- match(3L, tab$row)
   expect_identical(tab$new_label[i], as.character(signif(x[3], 6)))
-  res$label_issues$suggested_value <- res$label_issues$prediction + 1
+  res$label_issues$suggested_value <- res$label_issues$suggested_label <- res$label_issues$prediction + 1
   res$label_issues$suggested_lower <- res$label_issues$prediction
   tab2 <- noisylabels:::review_table(res, NULL, "y")
   expect_identical(tab2$new_label[match(3L, tab2$row)], as.character(signif(x[3] + 1, 6)))
