@@ -73,10 +73,10 @@ new_label_issues <- function(.row, .score, .flagged, ...) {
   for (nm in names(extra)) out[[nm]] <- extra[[nm]]
   # Flagged rows first (where a rule's flags are not a top cut of the
   # score), each group by decreasing score.
-  out <- out[order(!out$flagged, -out$score, out$row), , drop = FALSE]
-  rownames(out) <- NULL
-  class(out) <- c("noisylabels_issues", "data.frame")
-  out
+  o <- order(!out$flagged, out$score, -out$row, decreasing = c(FALSE, TRUE, TRUE),
+             method = "radix")
+  structure(lapply(out, function(col) col[o]), names = names(out),
+            row.names = c(NA_integer_, -length(o)), class = c("noisylabels_issues", "data.frame"))
 }
 
 #' @export

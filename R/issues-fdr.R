@@ -24,7 +24,7 @@
 fdr_qvalues <- function(p_wrong) {
   n <- length(p_wrong)
   if (n == 0L) return(numeric())
-  o <- order(-p_wrong, seq_len(n))
+  o <- order(p_wrong, decreasing = TRUE, method = "radix")  # stable: ties by position
   share <- cumsum(1 - p_wrong[o]) / seq_len(n)
   q <- rev(cummin(rev(share)))
   ps <- p_wrong[o]
@@ -66,7 +66,7 @@ flag_expected_f1 <- function(p_wrong) {
   n <- length(p_wrong)
   flagged <- logical(n)
   if (n == 0L || sum(p_wrong) <= 0) return(flagged)
-  o <- order(-p_wrong, seq_len(n))
+  o <- order(p_wrong, decreasing = TRUE, method = "radix")  # stable: ties by position
   ef1 <- 2 * cumsum(p_wrong[o]) / (seq_len(n) + sum(p_wrong))
   flagged[o[seq_len(which.max(ef1))]] <- TRUE
   flagged
