@@ -259,6 +259,10 @@
 #'   `NULL` (default: the option `noisylabels.progress` if set, else only in
 #'   interactive sessions).
 #' @param na.action How the formula interface treats missing values.
+#' @param audit Optional: an [audit_sample()] of the same result with the
+#'   reviewer's verdicts; the labels are then flagged to a precision of `1 -
+#'   fdr` under `p_wrong` recalibrated on it, and the count is the audited
+#'   one (see [flag_audited()]).
 #' @param ... Passed from methods to the default method.
 #' @return An object of class `find_label_issues`: `label_issues` (data frame,
 #'   one row per label, sorted by decreasing score: `row`, `score`, `flagged`,
@@ -296,7 +300,11 @@
 #' y <- yhat + rnorm(200, sd = 0.1); y[c(5, 50)] <- y[c(5, 50)] + 2
 #' find_label_issues(labels = y, predictions = yhat)
 #' @export
-find_label_issues <- function(x, ...) {
+find_label_issues <- function(x, ..., audit = NULL) {
+  if (!is.null(audit)) {
+    res <- if (missing(x)) find_label_issues(...) else find_label_issues(x, ...)
+    return(flag_audited(res, audit, precision = 1 - (list(...)$fdr %||% 0.1)))
+  }
   if (missing(x)) return(find_label_issues.default(x = NULL, ...))
   UseMethod("find_label_issues")
 }
