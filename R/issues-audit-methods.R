@@ -57,3 +57,40 @@ print.noisylabels_audit <- function(x, n = 6, ...) {
 }
 
 `%|NA|%` <- function(a, b) if (is.na(a)) b else a
+
+# The line print() and summary() of a find_label_issues result end with.
+audit_note <- function(x) {
+  if (!is.null(x$audit)) {
+    sprintf("Count verified by an audit of %d rows (audit_sample() + estimate_errors()).",
+            as.integer(x$audit$n_reviewed))
+  } else {
+    "The count is the model's: review audit_sample(result, 200) and estimate_errors() turn it into a verified count."
+  }
+}
+
+# Labels of points in a base plot, each placed above, below, left or right
+# of its point where it does not overlap a label already drawn; a label
+# with no free place is left out (its point stays).
+text_without_overlap <- function(x, y, labels, cex = 0.7) {
+  labels <- as.character(labels)
+  w <- graphics::strwidth(labels, cex = cex) * 1.1
+  h <- graphics::strheight("0", cex = cex) * 1.4
+  placed <- matrix(numeric(), 0, 4)
+  gap <- graphics::strwidth("0", cex = cex) * 0.6
+  for (i in seq_along(x)) {
+    cand <- rbind(c(x[i], y[i] + h), c(x[i], y[i] - h), c(x[i] + w[i] / 2 + gap, y[i]),
+                  c(x[i] - w[i] / 2 - gap, y[i]), c(x[i] + w[i] / 2 + gap, y[i] + h),
+                  c(x[i] - w[i] / 2 - gap, y[i] - h))
+    for (k in seq_len(nrow(cand))) {
+      box <- c(cand[k, 1] - w[i] / 2, cand[k, 1] + w[i] / 2, cand[k, 2] - h / 2, cand[k, 2] + h / 2)
+      clash <- nrow(placed) && any(placed[, 1] < box[2] & placed[, 2] > box[1] &
+                                   placed[, 3] < box[4] & placed[, 4] > box[3])
+      if (!clash) {
+        graphics::text(cand[k, 1], cand[k, 2], labels[i], cex = cex)
+        placed <- rbind(placed, box)
+        break
+      }
+    }
+  }
+  invisible(nrow(placed))
+}
