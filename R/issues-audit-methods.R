@@ -77,13 +77,15 @@ text_without_overlap <- function(x, y, labels, cex = 0.7) {
   h <- graphics::strheight("0", cex = cex) * 1.4
   placed <- matrix(numeric(), 0, 4)
   gap <- graphics::strwidth("0", cex = cex) * 0.6
+  usr <- graphics::par("usr")
   for (i in seq_along(x)) {
     cand <- rbind(c(x[i], y[i] + h), c(x[i], y[i] - h), c(x[i] + w[i] / 2 + gap, y[i]),
                   c(x[i] - w[i] / 2 - gap, y[i]), c(x[i] + w[i] / 2 + gap, y[i] + h),
                   c(x[i] - w[i] / 2 - gap, y[i] - h))
     for (k in seq_len(nrow(cand))) {
       box <- c(cand[k, 1] - w[i] / 2, cand[k, 1] + w[i] / 2, cand[k, 2] - h / 2, cand[k, 2] + h / 2)
-      clash <- nrow(placed) && any(placed[, 1] < box[2] & placed[, 2] > box[1] &
+      outside <- box[1] < usr[1] || box[2] > usr[2] || box[3] < usr[3] || box[4] > usr[4]
+      clash <- outside || nrow(placed) && any(placed[, 1] < box[2] & placed[, 2] > box[1] &
                                    placed[, 3] < box[4] & placed[, 4] > box[3])
       if (!clash) {
         graphics::text(cand[k, 1], cand[k, 2], labels[i], cex = cex)

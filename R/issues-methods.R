@@ -173,6 +173,7 @@ plot.find_label_issues <- function(x, which = c("scores", "top"), n = 20, ...) {
     lab <- if (x$task == "regression") c("given label", "out-of-fold prediction")
            else c("P(given label)", "P(suggested label)")
     rng <- range(c(top$given, top$model))
+    rng <- rng + c(-0.08, 0.08) * diff(rng)
     graphics::plot(top$model, top$given, xlim = rng, ylim = rng, pch = 19,
                    col = ifelse(top$flagged, "firebrick", "grey40"),
                    xlab = lab[2], ylab = lab[1], main = sprintf("Top %d issues", nrow(top)))
