@@ -32,10 +32,13 @@
 #' (the stratified estimator), `b = 1` the model's count corrected by the
 #' reviewed residuals, so the interval is never wider than the audit-alone
 #' one, and it is valid whatever the calibration of `p_wrong` (a bad `p`
-#' only gives `b` near 0). Where a stratum's reviewed rows are all right or
-#' all wrong, the variance of `y` there is floored at `t (1 - t)` with `t =
-#' (x + 1/2) / (n_h + 1)` (`x` the number found wrong), so that a stratum
-#' that happened to show no errors still counts as uncertain. The interval
+#' only gives `b` near 0). Where a stratum's reviewed rows are all right, the
+#' variance of `y` there is floored at `t (1 - t)` with `t = 1/2 / (m + 1)`,
+#' `m` the number of reviewed rows in all such strata (likewise for strata
+#' found all wrong), so that strata that happened to show no errors still
+#' count as uncertain, by as much as one stratum of their joint size would
+#' (a floor per stratum would grow with the number of strata the design cut
+#' the flat region of `p_wrong` into). The interval
 #' is normal at `level`, then intersected with what the review proves:
 #' at least the number found wrong, at most `N` minus the number found
 #' right. With every row reviewed, the estimate is the exact count and the
@@ -328,8 +331,18 @@ audit_total <- function(y_s, p_s, h_s, p, h, size, alloc, z) {
   x <- sum_by(y_s)
   binary <- all(y_s %in% c(0, 1))
   if (binary) {
-    t <- (x + 0.5) / (cnt + 1)
-    syy <- pmax(syy, ifelse(x == 0 | x == cnt, t * (1 - t), 0))
+    # The pseudo-count is pooled over the strata that showed no error (and
+    # over those that showed only errors): a stratum's floor then does not
+    # depend on how finely the design cut the region where p_wrong is flat.
+    none <- x == 0 & cnt < size
+    all_wrong <- x == cnt & cnt < size & !none
+    t0 <- 0.5 / (sum(cnt[none]) + 1)
+    t1 <- 0.5 / (sum(cnt[all_wrong]) + 1)
+    if (!getOption("noisylabels.audit_pool_floor", TRUE)) {
+      t0 <- 0.5 / (cnt + 1)
+      t1 <- t0
+    }
+    syy <- pmax(syy, ifelse(none, t0 * (1 - t0), ifelse(all_wrong, t1 * (1 - t1), 0)))
   }
   syy <- pmax(syy, 0)
   fpc <- pmax(1 - cnt / size, 0)
