@@ -74,7 +74,7 @@ review-check: install
 	  ( cd tools/review-check && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent ) || { \
 	  echo "review-check: skipped (could not install playwright-core)"; exit 0; }; fi; \
 	R_LIBS=$(LIB) $(RSCRIPT) tools/review-check/make-reports.R check/review-check && \
-	node tools/review-check/check-review.js check/review-check
+	R_LIBS=$(LIB) node tools/review-check/check-review.js check/review-check
 
 # The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, then a
 # short script under valgrind (see tools/sanitize.sh).

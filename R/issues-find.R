@@ -265,7 +265,11 @@
 #'   `NULL` (default: the option `noisylabels.progress` if set, else only in
 #'   interactive sessions).
 #' @param na.action How the formula interface treats missing values.
-#' @param ... Passed from methods to the default method.
+#' @param ... Passed from methods to the default method. Any method also
+#'   takes `audit`: an [audit_sample()] of the same result with the
+#'   reviewer's verdicts; the labels are then flagged to a precision of `1 -
+#'   fdr` under `p_wrong` recalibrated on it, and the count is the audited
+#'   one (see [flag_audited()]).
 #' @return An object of class `find_label_issues`: `label_issues` (data frame,
 #'   one row per label, flagged rows first, each part by decreasing score:
 #'   `row`, `score`, `flagged`, `given_label`, `suggested_label` (classes),
@@ -308,8 +312,17 @@
 #' find_label_issues(labels = y, predictions = yhat)
 #' @export
 find_label_issues <- function(x, ...) {
+  if ("audit" %in% ...names()) return(find_label_issues_audited(x, ...))
   if (missing(x)) return(find_label_issues.default(x = NULL, ...))
   UseMethod("find_label_issues")
+}
+
+# find_label_issues(..., audit = ): the result, then flag_audited() at a
+# precision of 1 - fdr.
+find_label_issues_audited <- function(x, ..., audit, fdr = 0.1) {
+  res <- if (missing(x)) find_label_issues(..., fdr = fdr) else find_label_issues(x, ..., fdr = fdr)
+  if (is.null(audit)) return(res)
+  flag_audited(res, audit, precision = 1 - fdr)
 }
 
 #' @rdname find_label_issues

@@ -15,7 +15,9 @@
 #' @param result A [find_label_issues()] result.
 #' @param data The data the result was computed on, or `NULL`.
 #' @param file Path of the tasks JSON file.
-#' @param rows `"flagged"` (default), `"all"`, or row numbers of `data`.
+#' @param rows `"flagged"` (default), `"all"`, row numbers of `data`, or an
+#'   [audit_sample()] of the result (its rows, in its order, with the
+#'   model's suggestion left out of the tasks so the review is blind).
 #' @param response Name of the label column in `data` (left out of the task
 #'   data, which carries it as `given_label`).
 #' @param config_file Path of the labeling configuration, or `NULL` for none.
@@ -36,10 +38,16 @@ label_studio_export <- function(result, data = NULL, file = "label-studio-tasks.
   check_result(result)
   li <- as.data.frame(unclass(result$label_issues), stringsAsFactors = FALSE)
   li <- li[order(li$label_quality, -li$score), , drop = FALSE]
-  pick <- if (identical(rows, "flagged")) li$flagged else if (identical(rows, "all")) TRUE
-          else if (is.numeric(rows)) li$row %in% rows
-          else abort_input("{.arg rows} must be {.val flagged}, {.val all} or row numbers.")
-  li <- li[pick, , drop = FALSE]
+  audit <- if (is.data.frame(rows)) rows
+  if (!is.null(audit)) {
+    check_audit_frame(result, audit)
+    li <- li[match(audit$row, li$row), , drop = FALSE]
+  } else {
+    pick <- if (identical(rows, "flagged")) li$flagged else if (identical(rows, "all")) TRUE
+            else if (is.numeric(rows)) li$row %in% rows
+            else abort_input("{.arg rows} must be {.val flagged}, {.val all}, row numbers or an {.fn audit_sample}.")
+    li <- li[pick, , drop = FALSE]
+  }
   inputs <- if (is.null(data)) NULL else data_rows_of(result, data, li$row)
   if (!is.null(inputs)) inputs <- inputs[!names(inputs) %in% c(response, paste0("data_", response))]
   numeric_label <- result$task == "regression"
@@ -51,7 +59,7 @@ label_studio_export <- function(result, data = NULL, file = "label-studio-tasks.
     value <- if (numeric_label) list(number = as.numeric(suggestion[i]))
              else list(choices = list(as.character(suggestion[i])))
     task <- list(data = c(record, list(record = record, label_quality = li$label_quality[i])))
-    if (!is.null(suggestion)) {
+    if (!is.null(suggestion) && is.null(audit)) {
       task$predictions <- list(list(
         model_version = "noisylabels", score = li$label_quality[i],
         result = list(list(from_name = "label", to_name = "record",
@@ -89,8 +97,23 @@ label_studio_drop <- "(drop this row)"
 #' @rdname label_studio_export
 #' @param label_column For `label_studio_import()`: the label column name
 #'   to write into the decisions (as [review_report()] does), or `""`.
+#' @param audit For `label_studio_import()`: the [audit_sample()] the tasks
+#'   were exported from; the verdicts then go into its `wrong` column (keep
+#'   = `FALSE`, relabel or drop = `TRUE`, `NA` where a task has no
+#'   annotation), ready for [estimate_errors()].
 #' @export
-label_studio_import <- function(file, label_column = "") {
+label_studio_import <- function(file, label_column = "", audit = NULL) {
+  if (!is.null(audit)) {
+    dec <- label_studio_import(file, label_column)
+    hit <- match(audit$row, dec$row)
+    audit$wrong <- ifelse(is.na(hit), NA, dec$decision[hit] != "keep")
+    if (!is.null(audit$true_label) || result_has_classes(audit)) {
+      audit$true_label <- ifelse(is.na(hit), NA, ifelse(dec$decision[hit] == "relabel", dec$new_label[hit],
+                                                        ifelse(dec$decision[hit] == "keep",
+                                                               as.character(audit$given_label), NA)))
+    }
+    return(audit)
+  }
   tasks <- tryCatch(jsonlite::read_json(file, simplifyVector = FALSE),
                     error = function(e) abort_input(c("Could not read {.file {file}} as JSON.",
                                                       "x" = conditionMessage(e))))
@@ -122,3 +145,5 @@ label_studio_import <- function(file, label_column = "") {
   rownames(out) <- NULL
   out
 }
+
+result_has_classes <- function(audit) !is.null(audit$suggested_label)

@@ -50,6 +50,7 @@ print.find_label_issues <- function(x, n = 5, ...) {
     cli::cat_line(format_flags(sum(li$flagged), x$flag_by, x$fdr, li$q_value))
     for (line in format_decision_notes(x)) cli::cat_line(line)
   }
+  cli::cat_line(audit_note(x))
   df <- as.data.frame(unclass(li), stringsAsFactors = FALSE)
   if (n > 0) {
     cli::cat_line(sprintf("Top %d:", min(n, nrow(df))))
@@ -78,6 +79,7 @@ summary.find_label_issues <- function(object, ...) {
                      sd_wide = object$mixture$sd_wide, shape = object$mixture$shape %||% NA_real_)
   }
   out$model_choice <- object$model_choice
+  out$audit_note <- audit_note(object)
   structure(out, class = "summary.find_label_issues")
 }
 
@@ -108,6 +110,7 @@ print.summary.find_label_issues <- function(x, ...) {
     cli::cat_line("Model choice:")
     print(x$model_choice, row.names = FALSE, digits = 4)
   }
+  if (!is.null(x$audit_note)) cli::cat_line(x$audit_note)
   if (!is.null(x$time)) cli::cat_line(sprintf("Time: %.2f s", x$time))
   invisible(x)
 }
@@ -187,11 +190,12 @@ plot.find_label_issues <- function(x, which = c("scores", "top"), n = 20, ...) {
     lab <- if (x$task == "regression") c("given label", "out-of-fold prediction")
            else c("P(given label)", "P(suggested label)")
     rng <- range(c(top$given, top$model))
+    rng <- rng + c(-0.08, 0.08) * diff(rng)
     graphics::plot(top$model, top$given, xlim = rng, ylim = rng, pch = 19,
                    col = ifelse(top$flagged, "firebrick", "grey40"),
                    xlab = lab[2], ylab = lab[1], main = sprintf("Top %d issues", nrow(top)))
     graphics::abline(0, 1, lty = 2)
-    graphics::text(top$model, top$given, top$row, pos = 3, cex = 0.7)
+    text_without_overlap(top$model, top$given, top$row, cex = 0.7)
   }
   invisible(x)
 }
@@ -219,7 +223,8 @@ autoplot.find_label_issues <- function(object, which = c("scores", "top"), n = 2
     ggplot2::ggplot(top, ggplot2::aes(x = .data$model, y = .data$given, colour = .data$status)) +
       ggplot2::geom_abline(slope = 1, intercept = 0, linetype = 2) +
       ggplot2::geom_point() +
-      ggplot2::geom_text(ggplot2::aes(label = .data$row), vjust = -0.6, size = 3, show.legend = FALSE) +
+      ggplot2::geom_text(ggplot2::aes(label = .data$row), vjust = -0.6, size = 3, show.legend = FALSE,
+                         check_overlap = TRUE) +
       ggplot2::scale_colour_manual(values = c(flagged = "firebrick", kept = "grey40")) +
       ggplot2::labs(x = lab[2], y = lab[1], colour = NULL, title = sprintf("Top %d issues", nrow(top)))
   }

@@ -77,3 +77,30 @@ test_that("numeric labels export as numbers and come back as relabels", {
   expect_identical(out[4], 0.5)
   expect_true(any(grepl("<Number", readLines(sub("\\.json$", "-config.xml", file)))))
 })
+
+test_that("an audit sample goes to Label Studio as blind tasks and its verdicts come back", {
+  set.seed(5)
+  n <- 60
+  p <- matrix(runif(2 * n), n, 2, dimnames = list(NULL, c("a", "b")))
+  p <- p / rowSums(p)
+  d <- data.frame(x = seq_len(n), y = colnames(p)[max.col(p)])
+  res <- find_label_issues(labels = d$y, pred_probs = p)
+  a <- audit_sample(res, 10, seed = 2)
+  f <- withr::local_tempfile(fileext = ".json")
+  suppressMessages(label_studio_export(res, d, f, rows = a, response = "y"))
+  tasks <- jsonlite::read_json(f)
+  expect_identical(vapply(tasks, function(t) as.integer(t$data$row), 1L), a$row)
+  expect_true(all(vapply(tasks, function(t) is.null(t$predictions), TRUE)))
+  # Annotate: the first three relabelled, the rest kept.
+  for (i in seq_along(tasks)) {
+    given <- tasks[[i]]$data$given_label
+    answer <- if (i <= 3) setdiff(c("a", "b"), given) else given
+    tasks[[i]]$annotations <- list(list(result = list(list(from_name = "label", to_name = "record",
+                                                         type = "choices", value = list(choices = list(answer))))))
+  }
+  g <- withr::local_tempfile(fileext = ".json")
+  jsonlite::write_json(tasks, g, auto_unbox = TRUE)
+  back <- label_studio_import(g, audit = a)
+  expect_identical(back$wrong, seq_len(10) <= 3)
+  expect_identical(estimate_errors(res, back)$n_wrong, 3)
+})

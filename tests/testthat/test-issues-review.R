@@ -13,13 +13,17 @@ test_that("apply_review() applies a hand-made decisions CSV", {
   csv <- withr::local_tempfile(fileext = ".csv")
   writeLines(c("row,decision,new_label,label_column",
                "2,relabel,b,y", "5,drop,,y", "6,keep,,y", "3,relabel,\"c, new\",y"), csv)
-  out <- apply_review(d, csv)
+  expect_error(apply_review(d, csv), class = "noisylabels_error_review_label")
+  out <- apply_review(d, csv, new_classes = TRUE)
   expect_identical(out$x, c(1L, 2L, 3L, 4L, 6L))
   expect_identical(out$y, c("a", "b", "c, new", "b", "a"))
   expect_identical(attr(out, "dropped_rows"), 5L)
   expect_identical(attr(out, "relabelled_rows"), c(2L, 3L))
   # factor columns gain a level; numeric and integer labels keep their type
-  f <- apply_review(d, data.frame(row = 1, decision = "relabel", new_label = "r"), response = "z")
+  expect_error(apply_review(d, data.frame(row = 1, decision = "relabel", new_label = "r"), response = "z"),
+               class = "noisylabels_error_review_label")
+  f <- apply_review(d, data.frame(row = 1, decision = "relabel", new_label = "r"), response = "z",
+                    new_classes = TRUE)
   expect_identical(levels(f$z), c("p", "q", "r"))
   expect_identical(as.character(f$z[1]), "r")
   v <- apply_review(c(1.5, 2, 3), data.frame(row = 2, decision = "relabel", new_label = "2.25"))
@@ -92,4 +96,51 @@ test_that("regression results suggest the prediction, or suggested_value when pr
 
 test_that("review_report() needs a find_label_issues result", {
   expect_error(review_report(list(), NULL, tempfile()), class = "noisylabels_error_input")
+})
+
+test_that("apply_review() refuses shifted, reordered or edited rows and unknown classes", {
+  fx <- review_fixture()
+  d <- fx$d
+  tab <- noisylabels:::review_table(fx$res, d, "label")
+  rows <- tab$row[1:3]
+  dec <- data.frame(row = rows, decision = c("relabel", "drop", "keep"),
+                    new_label = c(setdiff(c("no", "yes"), as.character(d$label[rows[1]])), "", ""),
+                    label_column = "label", row_fingerprint = noisylabels:::fingerprint_rows(d, rows))
+  out <- apply_review(d, dec)
+  expect_identical(nrow(out), nrow(d) - 1L)
+  expect_identical(as.character(out$label[out$x == rows[1]]), dec$new_label[1])
+  expect_error(apply_review(d[-1, ], dec), class = "noisylabels_error_review_rows")
+  expect_error(apply_review(d[nrow(d):1, ], dec), class = "noisylabels_error_review_rows")
+  edited <- d; edited$x[rows[3]] <- 99L
+  expect_error(apply_review(edited, dec), class = "noisylabels_error_review_rows")
+  typo <- dec; typo$new_label[1] <- "yes "
+  expect_error(apply_review(d, typo), class = "noisylabels_error_review_label")
+  # The fingerprint depends on the row number, every column and its value.
+  expect_false(identical(noisylabels:::fingerprint_rows(d, 1), noisylabels:::fingerprint_rows(d[c(2, 1), ], 2)))
+  expect_identical(noisylabels:::fingerprint_strings(c("a", "a", "b"))[1:2], noisylabels:::fingerprint_strings(c("a", "a")))
+  expect_false(noisylabels:::fingerprint_strings("ab") == noisylabels:::fingerprint_strings("ba"))
+})
+
+test_that("an audit-mode page lists the sample and its export goes through estimate_errors()", {
+  skip_if_not_installed("DT")
+  fx <- review_fixture()
+  a <- audit_sample(fx$res, 12, seed = 1)
+  f <- withr::local_tempfile(fileext = ".html")
+  suppressMessages(review_report(fx$res, fx$d, f, response = "label", audit = a, blind = TRUE))
+  html <- paste(readLines(f, warn = FALSE), collapse = "\n")
+  expect_match(html, "Audit mode: 12 sampled rows", fixed = TRUE)
+  expect_match(html, a$design[1], fixed = TRUE)
+  tab <- noisylabels:::review_table(fx$res, fx$d, "label", a)
+  expect_identical(tab$row, a$row)
+  # What the page writes for an audit: the verdict, the result's and the data's fingerprints.
+  keep <- seq_len(12) %% 3 != 0
+  csv <- data.frame(row = a$row, decision = ifelse(keep, "keep", "drop"), new_label = "",
+                    label_column = "label", row_fingerprint = noisylabels:::fingerprint_rows(fx$d, a$row),
+                    wrong = !keep, fingerprint = a$fingerprint, design = a$design)
+  g <- withr::local_tempfile(fileext = ".csv")
+  utils::write.csv(csv, g, row.names = FALSE)
+  est <- estimate_errors(fx$res, utils::read.csv(g))
+  expect_identical(est$n_wrong, 4)
+  expect_identical(nrow(apply_review(fx$d, g)), nrow(fx$d) - 4L)
+  expect_error(review_report(fx$res, fx$d, f, audit = a[, c("row", "wrong")]), class = "noisylabels_error_audit")
 })

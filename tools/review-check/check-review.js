@@ -161,8 +161,17 @@ async function checkReport(browser, name, exp, timed) {
   await page.selectOption(`select.nl-decision[data-row="${rows[0]}"]`, 'drop');
   await page.selectOption(`select.nl-decision[data-row="${rows[1]}"]`, 'relabel');
   await page.selectOption(`select.nl-decision[data-row="${rows[2]}"]`, 'keep');
-  await page.fill(`input.nl-value[data-row="${rows[3]}"]`, exp.custom_value);
-  await page.press(`input.nl-value[data-row="${rows[3]}"]`, 'Tab');
+  const valueSel = `.nl-value[data-row="${rows[3]}"]`;
+  if ((await page.$eval(valueSel, (e) => e.tagName)) === 'SELECT') {
+    const opts = await page.$$eval(`${valueSel} option`, (os) => os.map((o) => o.value));
+    check(JSON.stringify(opts) === JSON.stringify(['cat', 'dog', 'fox']),
+          `the relabel choice lists the classes: ${opts.join(', ')}`);
+    await page.selectOption(valueSel, exp.custom_value);
+  } else {
+    check((await page.$eval(valueSel, (e) => e.type)) === 'number', 'numeric labels: new_label is a number input');
+    await page.fill(valueSel, exp.custom_value);
+    await page.press(valueSel, 'Tab');
+  }
   const count = await page.textContent('#nl-count');
   check(count.trim() === '4 rows marked', `counter says "${count.trim()}"`);
   // The decisions survive sorting, and the decision column filters.
@@ -178,6 +187,32 @@ async function checkReport(browser, name, exp, timed) {
   check((await info(page)) === 1, 'filter decision "drop": 1 row');
   await df.fill('');
 
+  // Every column header has a tooltip.
+  const titles = await page.$$eval('#nl-review-table thead tr:first-child th', (ths) => ths.map((t) => t.title || ''));
+  check(titles.every((t) => t.length > 0), `every column has a tooltip (${titles.filter((t) => t).length} of ${titles.length})`);
+  // The marks survive a reload (localStorage).
+  await page.reload();
+  await page.waitForSelector('#nl-review-table .dataTables_info');
+  const count2 = (await page.textContent('#nl-count')).trim();
+  check(count2 === '4 rows marked', `after a reload the counter says "${count2}"`);
+  if (name === 'classification') {
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    const fits = await page.evaluate(() => {
+      const w = document.querySelector('.dataTables_wrapper');
+      const overlap = [];
+      document.querySelectorAll('#nl-review-table tbody tr:first-child td').forEach((td) => {
+        if (td.scrollWidth > td.clientWidth + 1) overlap.push(td.textContent);
+      });
+      return { page: document.documentElement.scrollWidth, wrapper: w.getBoundingClientRect().right, overlap };
+    });
+    check(fits.page <= 1400 && fits.wrapper <= 1400, `fits 1,400 px (page ${fits.page} px, table box ends at ${fits.wrapper.toFixed(0)} px)`);
+    check(fits.overlap.length === 0, `no cell runs into the next${fits.overlap.length ? ': ' + fits.overlap.join(' | ') : ''}`);
+    const shot = path.join(__dirname, 'review-1400px.png');
+    await page.evaluate(() => document.querySelector('.nl-plots').scrollIntoView());
+    await page.screenshot({ path: shot, fullPage: false });
+    console.log(`     screenshot: ${shot}`);
+  }
+
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#nl-download')]);
   const saved = exp.file.replace(/\.html$/, '-decisions.csv');
   await download.saveAs(saved);
@@ -187,9 +222,67 @@ async function checkReport(browser, name, exp, timed) {
   await context.close();
 }
 
+// The audit page: blind until the verdict, marked by keyboard only (down
+// arrow, k / d / a class number), marks survive a reload, and the download
+// goes through estimate_errors() and apply_review() in R (audit-check.R).
+async function checkAudit(browser, exp) {
+  console.log(`\naudit: ${path.basename(exp.file)}, ${exp.n} sampled rows`);
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto('file://' + exp.file);
+  await page.waitForSelector('#nl-review-table .dataTables_info');
+  const first = await page.$eval('#nl-review-table tbody tr:first-child', (tr) => tr.textContent);
+  check(first.includes('\u00b7'), 'blind: the model columns are hidden before a verdict');
+  const cols = await page.evaluate(() => $('#nl-review-table table.dataTable').DataTable().columns().header().toArray()
+    .map((h) => h.textContent.trim()));
+  const shown = await page.evaluate(() => $('#nl-review-table table.dataTable').DataTable().page.info().length);
+  await page.evaluate(() => $('#nl-review-table table.dataTable').DataTable().page.len(-1).draw());
+  // Mark every row by keyboard: drop every fifth, relabel every seventh to class 2, keep the rest.
+  let wrong = 0;
+  let dropped = 0;
+  await page.click('#nl-review-table tbody tr:first-child td:first-child');
+  for (let i = 0; i < exp.n; i++) {
+    const key = i % 5 === 0 ? 'd' : i % 7 === 0 ? '2' : 'k';
+    if (key !== 'k') wrong++;
+    if (key === 'd') dropped++;
+    await page.keyboard.press(key);
+    await page.keyboard.press('ArrowDown');
+  }
+  const count = (await page.textContent('#nl-count')).trim();
+  check(count === `${exp.n} rows marked of ${exp.n}`, `keyboard marking: "${count}"`);
+  const after = await page.$eval('#nl-review-table tbody tr:first-child', (tr) => tr.textContent);
+  check(!after.includes('\u00b7'), 'the model columns show once the row has a verdict');
+  const opts = await page.$$eval('#nl-review-table tbody tr select.nl-value', (ss) => ss.length ? Array.from(ss[0].options).map((o) => o.value) : []);
+  check(JSON.stringify(opts) === JSON.stringify(exp.classes), `the relabel choice lists the classes: ${opts.join(', ')}`);
+  await page.reload();
+  await page.waitForSelector('#nl-review-table .dataTables_info');
+  const count2 = (await page.textContent('#nl-count')).trim();
+  check(count2 === count, `marks survive a reload: "${count2}"`);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#nl-download')]);
+  const saved = exp.file.replace(/\.html$/, '-decisions.csv');
+  await download.saveAs(saved);
+  const lines = fs.readFileSync(saved, 'utf8').trim().split('\n');
+  check(lines.length === exp.n + 1 && lines[0].includes('wrong,fingerprint,design'), `audit CSV: ${lines.length - 1} rows with verdicts`);
+  const { execFileSync } = require('child_process');
+  try {
+    const outR = execFileSync(process.env.RSCRIPT || 'Rscript',
+                              [path.join(__dirname, 'audit-check.R'), exp.rds, saved, String(wrong), String(dropped)],
+                              { encoding: 'utf8' });
+    check(true, 'the audit export goes through estimate_errors() and apply_review(): ' + outR.trim());
+  } catch (e) {
+    check(false, 'the audit export goes through estimate_errors(): ' + (e.stderr || e.message));
+  }
+  check(errors.length === 0, `no JavaScript errors${errors.length ? ': ' + errors.join(' | ') : ''}`);
+  void cols; void shown;
+  await context.close();
+}
+
 (async () => {
   const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
   try {
+    await checkAudit(browser, expected.audit);
     await checkReport(browser, 'classification', expected.classes, false);
     await checkReport(browser, 'regression', expected.regression, false);
     await checkReport(browser, 'large', expected.large, true);

@@ -25,11 +25,13 @@ expect_for <- function(res, d, file, response) {
   tab <- noisylabels:::review_table(res, d, response)
   first <- tab$row[1:4]
   custom <- if (is.character(tab$given_label)) setdiff(c("cat", "dog", "fox"), tab$new_label[4])[1] else "12.5"
-  csv <- c("row,decision,new_label,label_column",
+  csv <- c("row,decision,new_label,label_column,row_fingerprint",
            sort_lines <- vapply(order(first), function(i) {
              r <- first[i]
-             switch(i, sprintf("%d,drop,,%s", r, response), sprintf("%d,relabel,%s,%s", r, tab$new_label[2], response),
-                    sprintf("%d,keep,,%s", r, response), sprintf("%d,relabel,%s,%s", r, custom, response))
+             fp <- noisylabels:::fingerprint_rows(d, r)
+             switch(i, sprintf("%d,drop,,%s,%s", r, response, fp),
+                    sprintf("%d,relabel,%s,%s,%s", r, tab$new_label[2], response, fp),
+                    sprintf("%d,keep,,%s,%s", r, response, fp), sprintf("%d,relabel,%s,%s,%s", r, custom, response, fp))
            }, ""))
   list(file = normalizePath(f), n = nrow(tab), size = file.size(f), first_rows = first,
        custom_value = custom, expected_csv = paste0(paste(csv, collapse = "\n"), "\n"),
@@ -51,7 +53,16 @@ reg <- data.frame(x = x, y = sin(x) + rnorm(200, sd = 0.1))
 reg$y[c(3, 50, 120)] <- reg$y[c(3, 50, 120)] + 2
 reg_res <- find_label_issues(labels = reg$y, predictions = sin(reg$x))
 big <- sim_classes(10000, 3)
-expected <- list(classes = expect_for(small$res, small$data, "review-classes.html", "animal"),
+# An audit of 30 rows of the small report, blind: the check marks them by
+# keyboard and hands its download to estimate_errors() (audit-check.R).
+audit <- audit_sample(small$res, 30, seed = 1)
+review_report(small$res, small$data, file.path(out, "review-audit.html"), response = "animal",
+              audit = audit, blind = TRUE)
+saveRDS(list(result = small$res, data = small$data, audit = audit), file.path(out, "audit.rds"))
+expected <- list(audit = list(file = normalizePath(file.path(out, "review-audit.html")), n = nrow(audit),
+                              rows = audit$row, classes = c("cat", "dog", "fox"),
+                              rds = normalizePath(file.path(out, "audit.rds"))),
+                 classes = expect_for(small$res, small$data, "review-classes.html", "animal"),
                  regression = expect_for(reg_res, reg, "review-regression.html", "y"),
                  large = expect_for(big$res, big$data, "review-large.html", "animal"))
 jsonlite::write_json(expected, file.path(out, "expected.json"), auto_unbox = TRUE, pretty = TRUE,
