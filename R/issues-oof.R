@@ -70,9 +70,10 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
   if (method == "forest") require_ranger()
   if (method == "auto" && !has_ranger) method <- "gp"
   n <- nrow(x)
-  # gp_loo_backend(): dense (three n x n matrices) while they fit the memory
-  # limit and n <= gp_loo_dense_max, the Vecchia operator (O(n m)) above.
-  memory_ok <- TRUE
+  # The leave-one-out pass goes dense or Vecchia by gp_loo_backend() (dense
+  # only while it fits the memory limit), so what must fit is the
+  # hyperparameter fit on min(n, gp_subsample) rows (four dense matrices).
+  memory_ok <- 4 * 8 * as.double(min(n, gp_subsample))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
   dimension_ok <- ncol(x) <= gp_max_dim
   if (method != "auto") {
     if (method == "forest") return(forest_oof(x, y, folds, threads, verbose))
@@ -99,7 +100,7 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
   }
   why <- if (is.null(gp)) {
     sprintf("the GP is ruled out (%s)", if (!dimension_ok) sprintf("%d inputs > gp_max_dim = %d", ncol(x), gp_max_dim)
-                                        else "the dense GP would not fit in memory")
+                                        else "the GP's hyperparameter fit would not fit in memory")
   } else {
     sprintf("median |out-of-fold residual| %.3g (GP) against %.3g (forest) on %s rows",
             mad_gp, mad_forest, if (length(sub) == n) sprintf("all %d", n) else sprintf("%d of %d", length(sub), n))
