@@ -1,7 +1,9 @@
 # Numeric labels in find_label_issues(): scores from out-of-fold residuals
 # standardised by the given sd or a robust scale, each label's probability of
-# being wrong from the two-group model of R/issues-twogroup.R, flags that
-# control the false discovery rate (R/issues-fdr.R), and the model's
+# being wrong from the two-group model of R/issues-twogroup.R under two clean
+# shapes (the smaller of the two; two_group_ensemble()), flags that control
+# the false discovery rate (R/issues-fdr.R), the count with an interval that
+# spans both shapes' fits, and the model's
 # prediction as the suggested value with a 90% interval. With a `tolerance`
 # the probability of being wrong comes instead from the model's predictive
 # distribution of the true value (tolerance_p_wrong() below).
