@@ -70,10 +70,10 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
   if (method == "forest") require_ranger()
   if (method == "auto" && !has_ranger) method <- "gp"
   n <- nrow(x)
-  # The dense operator holds three n x n matrices; above gp_loo_dense_max
-  # rows the Vecchia operator (O(n m) memory) is used instead.
-  dense <- n <= getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)
-  memory_ok <- !dense || 3 * 8 * as.double(n)^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
+  # The leave-one-out pass goes dense or Vecchia by gp_loo_backend() (dense
+  # only while it fits the memory limit), so what must fit is the
+  # hyperparameter fit on min(n, gp_subsample) rows (four dense matrices).
+  memory_ok <- 4 * 8 * as.double(min(n, gp_subsample))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
   dimension_ok <- ncol(x) <= gp_max_dim
   if (method != "auto") {
     if (method == "forest") return(forest_oof(x, y, folds, threads, verbose))
@@ -100,7 +100,7 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
   }
   why <- if (is.null(gp)) {
     sprintf("the GP is ruled out (%s)", if (!dimension_ok) sprintf("%d inputs > gp_max_dim = %d", ncol(x), gp_max_dim)
-                                        else "the dense GP would not fit in memory")
+                                        else "the GP's hyperparameter fit would not fit in memory")
   } else {
     sprintf("median |out-of-fold residual| %.3g (GP) against %.3g (forest) on %s rows",
             mad_gp, mad_forest, if (length(sub) == n) sprintf("all %d", n) else sprintf("%d of %d", length(sub), n))
@@ -157,28 +157,41 @@ forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_
                         num_trees, min_node_size, folds))
 }
 
-# Largest n at which find_label_issues' GP leave-one-out is dense (exact;
-# option noisylabels.gp_loo_dense_max overrides it, for experiments);
-# above it the Vecchia operator with gp_loo_neighbors neighbours. 40, not
-# 20: on a smooth 5-input case at 10^4 rows (inst/bench/find_label_issues/
-# gp_path.R) the AUROC was 0.9235 / 0.9267 with 20 / 40 neighbours against
-# 0.9301 dense, for the same CPU time (the hyperparameter fit dominates).
-gp_loo_dense_max <- 5000L
-gp_loo_neighbors <- 40L
+# Which leave-one-out GP find_label_issues() runs at n rows: the exact dense
+# one while its three n x n matrices (24 n^2 bytes) fit
+# getOption("noisylabels.max_gb", 8) and n <= gp_loo_dense_max (option
+# noisylabels.gp_loo_dense_max), the Vecchia operator with
+# gp_loo_neighbors neighbours above. 15,000: the dense pass is O(n^3) and
+# took 31 s at 10^4 rows on 2 cores (about 3.4x that, near 105 s, at
+# 1.5 x 10^4); on the telomere table (10^4 rows, 2 inputs) the exact pass
+# gave AUPRC 0.994 against 0.94 with 40 Vecchia neighbours
+# (inst/experiments/find_label_issues/real-numbers.R). Vecchia uses 150
+# neighbours, not 40: a label's response-Vecchia conditional mean averages
+# at most m noisy neighbours where the exact GP averages every label within
+# a length-scale, so under heavy noise the approximation improves with m.
+# Telomere, 10^4 rows, the same hyperparameters (2 cores, loaded): AUPRC
+# 0.934 / 0.953 / 0.968 / 0.975 / 0.986 with 40 / 60 / 100 / 150 / 250
+# neighbours in 0.3 / 0.6 / 1.2 / 2.2 / 20 s, exact 0.997 in 33-41 s.
+gp_loo_dense_max <- 15000L
+gp_loo_neighbors <- 150L
+
+gp_loo_backend <- function(n, limit_gb = getOption("noisylabels.max_gb", 8)) {
+  fits <- 3 * 8 * as.double(n)^2 / 2^30 <= limit_gb
+  if (fits && n <= getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)) "dense" else "vecchia"
+}
 
 # Leave-one-out means and sds of a GP at full n. Hyperparameters come from
 # `hyper` (list(fit, rows): a gpr_baseline() fit and its number of rows) or a
 # standard GP fitted to a random subsample of at most `subsample` rows
 # ([gpr_baseline()]: ARD RBF kernel, constant mean, homoscedastic noise);
 # the LOO quantities at full n come from the covariance operator in C++
-# (gp_loo()): dense up to gp_loo_dense_max rows, Vecchia above (conditioning
+# (gp_loo()): dense or Vecchia as gp_loo_backend() decides (conditioning
 # sets chosen in the metric of the fitted length-scales).
 gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecchia"),
                        threads = 1L, hyper = NULL) {
   approx <- match_arg(approx)
   n <- nrow(x)
-  dense_max <- getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)
-  if (approx == "auto") approx <- if (n <= dense_max) "dense" else "vecchia"
+  if (approx == "auto") approx <- gp_loo_backend(n)
   if (approx == "dense") check_dense_memory(n, copies = 3)
   if (is.null(hyper)) {
     sub <- if (n > subsample) sort(sample.int(n, subsample)) else seq_len(n)
@@ -189,10 +202,11 @@ gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecc
   xs <- scale_inputs(x, base$x_center, base$x_scale)
   ys <- (y - base$mean) / base$y_scale
   kernel <- kernel_resolve(base$kernel, xs)
-  neighbors <- if (approx == "vecchia") vecchia_setup(xs, kernel, gp_loo_neighbors)$neighbors
+  m <- getOption("noisylabels.gp_loo_neighbors", gp_loo_neighbors)
+  neighbors <- if (approx == "vecchia") vecchia_setup(xs, kernel, m)$neighbors
   loo <- gp_loo(xs, ys, kernel, base$sigma2 / base$y_scale^2 + 1e-8, neighbors, threads)
   what <- if (approx == "dense") "exact leave-one-out"
-          else sprintf("Vecchia leave-one-out (%d neighbours)", gp_loo_neighbors)
+          else sprintf("Vecchia leave-one-out (%d neighbours)", m)
   list(mean = y - loo$residual * base$y_scale, sd = loo$sd * base$y_scale,
        method = sprintf("GP (ARD RBF, hyperparameters from %d rows), %s at n = %d",
                         hyper$rows, what, n),

@@ -1,7 +1,9 @@
 # Numeric labels in find_label_issues(): scores from out-of-fold residuals
 # standardised by the given sd or a robust scale, each label's probability of
-# being wrong from the two-group model of R/issues-twogroup.R, flags that
-# control the false discovery rate (R/issues-fdr.R), and the model's
+# being wrong from the two-group model of R/issues-twogroup.R under two clean
+# shapes (the smaller of the two; two_group_ensemble()), flags that control
+# the false discovery rate (R/issues-fdr.R), the count with an interval that
+# spans both shapes' fits, and the model's
 # prediction as the suggested value with a 90% interval. With a `tolerance`
 # the probability of being wrong comes instead from the model's predictive
 # distribution of the true value (tolerance_p_wrong() below).
@@ -40,10 +42,17 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
   } else {
     scale <- rep_len(robust_scale(resid), n)
   }
-  w <- numeric_wrong(as.numeric(labels), as.numeric(predictions), scale,
-                     latent_sd = latent_sd %||% scale, tolerance = tolerance)
+  ens <- NULL
+  if (is.null(tolerance)) {
+    ens <- regression_wrong(as.numeric(labels), as.numeric(predictions), scale, fdr)
+    w <- ens$wrong
+  } else {
+    w <- numeric_wrong(as.numeric(labels), as.numeric(predictions), scale,
+                       latent_sd = latent_sd %||% scale, tolerance = tolerance)
+  }
   z <- w$z
   sel <- fdr_select(w$p_wrong, fdr = fdr, level = 0.9, model_var = w$model_var)
+  if (!is.null(ens)) sel$count <- ens$count
   flagged <- if (is.null(n_issues)) sel$flagged else flag_lowest(-abs(z), n_issues)
   li <- do.call(new_label_issues, c(
     list(seq_len(n), abs(z), flagged, label_quality = 1 - w$p_wrong,
@@ -57,11 +66,41 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
     wrong_count = sel$count, fdr = fdr, task = "regression", method = method,
     rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
     flag_by = if (!is.null(n_issues)) "rank"
-              else if (is.null(tolerance)) sprintf("q_value <= %g (two-group model)", fdr)
+              else if (is.null(tolerance)) regression_flag_by(fdr, ens)
               else sprintf("q_value <= %g (P(|label - truth| > %s))", fdr, tol_txt),
     tolerance = tolerance, latent_sd = if (!is.null(tolerance)) rep_len(latent_sd %||% scale, n),
     predictions = as.numeric(predictions), sd = sd,
-    labels = as.numeric(labels), mixture = w$mixture, n = n))
+    labels = as.numeric(labels), mixture = w$mixture, n = n,
+    flags_supported = if (!is.null(ens)) ens$supported,
+    flags_by_model = if (!is.null(ens)) ens$flags_by_model))
+}
+
+# p_wrong, count and support of numeric labels without a tolerance: both
+# clean shapes of two_group_ensemble() (R/issues-twogroup.R). The suggested
+# value's 90% interval is the central 90% of the generalised-normal fit's
+# clean group at each label's scale.
+regression_wrong <- function(labels, predictions, scale, fdr) {
+  z <- (labels - predictions) / scale
+  e <- two_group_ensemble(z, fdr = fdr, level = 0.9)
+  gn <- e$gn
+  wrong <- list(z = z, prediction = predictions, p_wrong = e$p_wrong, model_var = 0,
+                half = scale * gn$a * stats::qgamma(0.9, 1 / gn$b)^(1 / gn$b),
+                mixture = c(two_group_summary(gn), list(t_df = e$t$nu, t_weight = e$t$w)))
+  list(wrong = wrong, count = e$count, supported = e$supported,
+       flags_by_model = c(generalised_normal = e$flags_each[1], student_t = e$flags_each[2],
+                          both = e$flags_agreed))
+}
+
+# The flag rule as print() shows it, with the warning when the two clean
+# shapes disagree on which labels are wrong.
+regression_flag_by <- function(fdr, ens) {
+  rule <- sprintf("q_value <= %g (two-group model, wrong under both clean shapes)", fdr)
+  if (isTRUE(ens$supported)) return(rule)
+  f <- ens$flags_by_model
+  paste0(rule, sprintf(paste0(
+    "; NOT SUPPORTED at this rate: the two clean shapes flag %d and %d, both only %d ",
+    "(a heavy clean tail looks like errors): review the ranking, not the flags"),
+    f[["generalised_normal"]], f[["student_t"]], f[["both"]]))
 }
 
 # The user's notion of wrong: |label - truth| > tolerance. With T ~ N(m, v)

@@ -176,3 +176,100 @@ test_that("print and summary show the count with its interval and the tolerance"
   expect_output(print(summary(res)), "P\\(\\|label - truth\\| > 0.25\\)")
   expect_output(print(summary(res)), "90% interval")
 })
+
+# Residuals that follow the two-group model by construction: clean N(0, 1),
+# wrong 0.5 N(5, 1) + 0.5 N(-5, 1).
+ring_case <- function(n, share, shift = 5) {
+  wrong <- stats::runif(n) < share
+  r <- stats::rnorm(n)
+  r[wrong] <- r[wrong] + sample(c(-1, 1), sum(wrong), TRUE) * shift
+  list(r = r, wrong = wrong)
+}
+
+test_that("q-values are monotone in the score and the fdr flags are nested", {
+  set.seed(11)
+  d <- ring_case(800, 0.08)
+  li <- lapply(c(0.05, 0.1, 0.3), function(a) {
+    label_issues(find_label_issues(labels = d$r, predictions = numeric(800), fdr = a))
+  })
+  q <- li[[2]]$q_value[order(-li[[2]]$score)]
+  expect_true(all(diff(q) >= -1e-12))
+  fl <- lapply(li, function(x) x$flagged[order(x$row)])
+  expect_true(all(fl[[1]] <= fl[[2]]) && all(fl[[2]] <= fl[[3]]))
+  expect_identical(li[[2]]$flagged, li[[2]]$q_value <= 0.1)
+  expect_true(all(li[[2]]$q_value >= 0 & li[[2]]$q_value <= 1))
+})
+
+test_that("flags keep the fdr on residuals that follow the two-group model", {
+  set.seed(12)
+  fdp <- recall <- numeric(6)
+  for (s in 1:6) {
+    d <- ring_case(1500, 0.1)
+    li <- label_issues(find_label_issues(labels = d$r, predictions = numeric(1500), sd = 1))
+    f <- li$flagged[order(li$row)]
+    fdp[s] <- if (any(f)) mean(!d$wrong[f]) else 0
+    recall[s] <- mean(f[d$wrong])
+  }
+  expect_lt(mean(fdp), 0.1 + 0.03)
+  expect_gt(mean(recall), 0.7)
+})
+
+test_that("p_wrong is calibrated when the residuals follow the model", {
+  set.seed(13)
+  d <- ring_case(4000, 0.1, shift = 3)
+  li <- label_issues(find_label_issues(labels = d$r, predictions = numeric(4000), sd = 1))
+  p <- li$p_wrong[order(li$row)]
+  # p_wrong is the smaller of two fits' posteriors, so it may understate,
+  # never overstate, the share of wrong labels where it is high; bins of
+  # p_wrong: realised share at least the mean p_wrong minus sampling error.
+  hi <- p > 0.5
+  for (b in list(c(0.5, 0.9), c(0.9, 1.01))) {
+    inb <- p >= b[1] & p < b[2]
+    if (sum(inb) < 20) next
+    expect_gt(mean(d$wrong[inb]), mean(p[inb]) - 3 * sqrt(0.25 / sum(inb)))
+  }
+  expect_gt(mean(d$wrong[hi]), 0.75)
+})
+
+test_that("the count interval covers the truth over seeds at small size", {
+  set.seed(14)
+  cover <- logical(30)
+  for (s in seq_along(cover)) {
+    d <- ring_case(300, 0.06)
+    wc <- find_label_issues(labels = d$r, predictions = numeric(300), sd = 1)$wrong_count
+    cover[s] <- wc$lower <= sum(d$wrong) && sum(d$wrong) <= wc$upper
+  }
+  expect_gte(mean(cover), 0.8)
+})
+
+test_that("clean residuals get at most a handful of flags, Gaussian or heavy-tailed", {
+  set.seed(15)
+  for (s in 1:4) {
+    r <- stats::rnorm(2000)
+    expect_lte(sum(find_label_issues(labels = r, predictions = numeric(2000))$label_issues$flagged), 3)
+    # Student t3 tails (model misfit): few flags, and the result says when
+    # the two clean shapes disagree.
+    res <- find_label_issues(labels = stats::rt(2000, 3), predictions = numeric(2000))
+    expect_lte(sum(res$label_issues$flagged), 5)
+    if (!res$flags_supported) expect_match(res$flag_by, "review the ranking")
+  }
+})
+
+test_that("the count interval spans both clean-shape estimators", {
+  set.seed(16)
+  d <- ring_case(1000, 0.05)
+  res <- find_label_issues(labels = d$r, predictions = numeric(1000))
+  wc <- res$wrong_count
+  expect_equal(wc$estimate, mean(wc$estimators))
+  expect_true(wc$lower <= min(wc$estimators) && max(wc$estimators) <= wc$upper)
+  expect_equal(res$estimated_issues, as.integer(round(wc$estimate)))
+})
+
+test_that("the GP leave-one-out backend is dense at 10^4 rows when memory allows", {
+  withr::local_options(noisylabels.max_gb = 8, noisylabels.gp_loo_dense_max = NULL)
+  expect_identical(noisylabels:::gp_loo_backend(10000), "dense")
+  expect_identical(noisylabels:::gp_loo_backend(10000, limit_gb = 2), "vecchia")
+  expect_identical(noisylabels:::gp_loo_backend(20000), "vecchia")
+  withr::local_options(noisylabels.gp_loo_dense_max = 100)
+  expect_identical(noisylabels:::gp_loo_backend(101), "vecchia")
+})
