@@ -134,6 +134,12 @@ format_decision_notes <- function(x) {
   }
   if (identical(x$evidence, FALSE)) {
     out <- c(out, "No flags: fewer than 3 labels are confidently in another class, or a class has fewer than 10 labels, so nothing says any label is wrong; the ranking (score) is the list to review.")
+  } else if (identical(x$flags_supported, FALSE)) {
+    f <- x$flags_by_model
+    out <- c(out, sprintf(paste0("Flags NOT SUPPORTED at this rate: the two clean shapes flag %d and %d, ",
+                                 "both only %d (a heavy clean tail looks like errors); the ranking (score) ",
+                                 "is the list to review."),
+                          f[["generalised_normal"]], f[["student_t"]], f[["both"]]))
   } else if (identical(x$flag_by, "fdr") && identical(x$fdr_supported, FALSE)) {
     out <- c(out, "No flags at this false discovery rate: the two counts differ by more than a factor 2, so the probabilities cannot certify it; the ranking (score) is the list to review.")
   }

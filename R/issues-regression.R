@@ -66,7 +66,7 @@ issues_regression <- function(labels, predictions, sd, n_issues, method, fdr = 0
     wrong_count = sel$count, fdr = fdr, task = "regression", method = method,
     rank_by = if (is.null(sd)) "|residual| / robust scale" else "|residual| / sd",
     flag_by = if (!is.null(n_issues)) "rank"
-              else if (is.null(tolerance)) regression_flag_by(fdr, ens)
+              else if (is.null(tolerance)) regression_flag_by(fdr)
               else sprintf("q_value <= %g (P(|label - truth| > %s))", fdr, tol_txt),
     tolerance = tolerance, latent_sd = if (!is.null(tolerance)) rep_len(latent_sd %||% scale, n),
     predictions = as.numeric(predictions), sd = sd,
@@ -91,16 +91,10 @@ regression_wrong <- function(labels, predictions, scale, fdr) {
                           both = e$flags_agreed))
 }
 
-# The flag rule as print() shows it, with the warning when the two clean
-# shapes disagree on which labels are wrong.
-regression_flag_by <- function(fdr, ens) {
-  rule <- sprintf("q_value <= %g (two-group model, wrong under both clean shapes)", fdr)
-  if (isTRUE(ens$supported)) return(rule)
-  f <- ens$flags_by_model
-  paste0(rule, sprintf(paste0(
-    "; NOT SUPPORTED at this rate: the two clean shapes flag %d and %d, both only %d ",
-    "(a heavy clean tail looks like errors): review the ranking, not the flags"),
-    f[["generalised_normal"]], f[["student_t"]], f[["both"]]))
+# The flag rule as print() shows it (the note when the two clean shapes
+# disagree is format_decision_notes()'s, R/issues-methods.R).
+regression_flag_by <- function(fdr) {
+  sprintf("q_value <= %g (two-group model, wrong under both clean shapes)", fdr)
 }
 
 # The user's notion of wrong: |label - truth| > tolerance. With T ~ N(m, v)
