@@ -173,9 +173,3 @@ issues_from_adapter <- function(labels, pred_probs = NULL, predictions = NULL, s
   res
 }
 
-require_suggested <- function(pkg, what, call = parent.frame()) {
-  if (!requireNamespace(pkg, quietly = TRUE)) {
-    abort_input("Reading {what} needs the {.pkg {pkg}} package.",
-                class = "noisylabels_error_missing_package", call = call)
-  }
-}

@@ -1,6 +1,6 @@
-# Checks that an audit belongs to a result and its sample, flags to a target
-# precision from an audit, and the row fingerprints shared with the review
-# page and apply_review().
+# The sampling design of an audit (strata, allocation, the draw), the checks
+# that an audit belongs to a result and its sample, and the row fingerprints
+# shared with the review page and apply_review().
 
 # The audit's verdicts, checked against the sample drawn again from the
 # result and the audit's design: every sampled row once, no other row, a
@@ -99,36 +99,6 @@ parse_design <- function(design, call) {
   vals
 }
 
-#' @rdname audit_sample
-#' @param precision Target precision of the flags (`flag_audited()`).
-#' @return `flag_audited()`: `result` with the labels flagged so that their
-#'   expected precision under the recalibrated `p_wrong_audit` is at least
-#'   `precision` (the most suspect labels by `p_wrong`, as many as keep the
-#'   mean `p_wrong_audit` of the flagged at or above it), `p_wrong_audit`
-#'   added to `label_issues`, `flag_by = "audit"`, `wrong_count` the audited
-#'   count and `audit` the [estimate_errors()] object.
-#' @export
-flag_audited <- function(result, audit, precision = 0.9, level = 0.9) {
-  check_result(result)
-  check_number(precision, "precision", lower = 0, upper = 1, open_lower = TRUE)
-  est <- estimate_errors(result, audit, level = level)
-  li <- result$label_issues
-  pa <- est$p_wrong_audit
-  ord <- order(-li$p_wrong, li$row)
-  run <- cumsum(pa[ord]) / seq_along(ord)
-  k <- if (any(run >= precision)) max(which(run >= precision)) else 0L
-  flagged <- logical(nrow(li))
-  flagged[ord[seq_len(k)]] <- TRUE
-  li$flagged <- flagged
-  li$p_wrong_audit <- pa
-  result$label_issues <- li
-  result$flag_by <- "audit"
-  result$fdr <- 1 - precision
-  result$wrong_count <- est$wrong_count
-  result$audit <- est
-  result
-}
-
 # Fingerprints of strings: two polynomial hashes mod primes below 2^31 over
 # the UTF-8 bytes, as 16 hex digits. Vectorised over the strings (one pass
 # per byte position), no package needed; used for the result's rows in an
@@ -167,4 +137,86 @@ fingerprint_rows <- function(data, rows) {
     txt <- if (is.double(v)) formatC(v, digits = 10, format = "g") else as.character(v)
   }
   fingerprint_strings(paste(rows, txt, sep = "\036"))
+}
+
+# A row of the result: its number, given label and p_wrong (6 digits).
+audit_fingerprint <- function(li, pos) {
+  fingerprint_strings(paste(li$row[pos], as.character(li$given_label[pos]),
+                            formatC(li$p_wrong[pos], digits = 6, format = "g"), sep = "\r"))
+}
+
+# Strata of equal total sqrt(p (1 - p)) along the labels sorted by p_wrong
+# (ties by row), and the number to review in each. Returns the stratum of
+# every label (in the order of `p`), the sizes N_h and allocations n_h.
+audit_design <- function(p, row, n, strata, min_per_stratum) {
+  total <- length(p)
+  ord <- order(p, row)
+  clamp <- getOption("noisylabels.audit_clamp", 0.02)
+  pc <- pmin(pmax(p, clamp), 1 - clamp)
+  spread <- sqrt(pc * (1 - pc))
+  cum <- cumsum(spread[ord]) / sum(spread)
+  h_sorted <- pmin(strata, floor(cum * strata * (1 - 1e-12)) + 1L)
+  # Every stratum must hold at least min_per_stratum labels: merge small
+  # ones into their neighbour below (or above for the first).
+  sizes <- tabulate(h_sorted, strata)
+  while (any(sizes < min_per_stratum) && length(sizes) > 1L) {
+    k <- which(sizes < min_per_stratum)[1]
+    into <- if (k > 1L) k - 1L else 2L
+    h_sorted[h_sorted == k] <- into
+    h_sorted <- match(h_sorted, sort(unique(h_sorted)))
+    sizes <- tabulate(h_sorted)
+  }
+  stratum <- integer(total)
+  stratum[ord] <- h_sorted
+  big_n <- tabulate(stratum, length(sizes))
+  s_h <- sqrt(as.vector(rowsum(pc * (1 - pc), stratum, reorder = TRUE)) / big_n)
+  defensive <- getOption("noisylabels.audit_defensive", 0.2)
+  share <- (1 - defensive) * big_n * s_h / sum(big_n * s_h) + defensive * big_n / total
+  list(stratum = stratum, size = big_n, alloc = allocate(n, share, big_n, min_per_stratum))
+}
+
+# The reviewed rows (positions in label_issues) for a design and seed; the
+# session's random number stream is left as it was.
+audit_draw <- function(design, seed) {
+  old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE))
+           get(".Random.seed", envir = globalenv(), inherits = FALSE)
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv())
+          else assign(".Random.seed", old, envir = globalenv()))
+  set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion", sample.kind = "Rejection")
+  pos <- split(seq_along(design$stratum), design$stratum)
+  pick <- unlist(lapply(seq_along(pos), function(h) {
+    m <- design$alloc[h]
+    if (m >= length(pos[[h]])) pos[[h]] else pos[[h]][sample.int(length(pos[[h]]), m)]
+  }), use.names = FALSE)
+  pick[sample.int(length(pick))]
+}
+
+# Integer allocation of n over strata proportional to `share`, each between
+# `lower` (or its size) and its size: largest remainders, capped strata
+# removed and the rest reallocated.
+allocate <- function(n, share, size, lower) {
+  lo <- pmin(size, lower)
+  alloc <- lo
+  free <- rep(TRUE, length(size))
+  repeat {
+    left <- n - sum(alloc)
+    free <- free & alloc < size
+    if (left <= 0 || !any(free)) break
+    want <- alloc
+    want[free] <- alloc[free] + left * share[free] / sum(share[free])
+    capped <- free & want >= size
+    if (any(capped)) {
+      alloc[capped] <- size[capped]
+      next
+    }
+    base <- floor(want)
+    rest <- n - sum(base)
+    if (rest > 0) {
+      extra <- order(-(want - base) * free)[seq_len(rest)]
+      base[extra] <- base[extra] + 1
+    }
+    alloc <- pmin(base, size)
+    break
+  }
+  as.integer(alloc)
 }

@@ -13,27 +13,6 @@
 # Binary labels (gpc_ep): the EP posterior probability that the label was
 # flipped is p_wrong itself.
 
-# p_wrong of numeric labels with the 90% half-width of the suggested value's
-# interval. `z` defaults to residual / scale; `latent_sd` is needed with a
-# tolerance only.
-numeric_wrong <- function(labels, predictions, scale, z = NULL, latent_sd = NULL,
-                          tolerance = NULL) {
-  n <- length(labels)
-  z <- z %||% ((labels - predictions) / scale)
-  if (!is.null(tolerance)) {
-    latent_sd <- rep_len(latent_sd, n)
-    return(list(z = z, prediction = predictions,
-                p_wrong = tolerance_p_wrong(labels, predictions, latent_sd, rep_len(tolerance, n)),
-                model_var = 0, half = stats::qnorm(0.95) * latent_sd, mixture = NULL))
-  }
-  fit <- two_group_fit(z)
-  # The central 90% of the fitted clean residual distribution at each
-  # label's own scale.
-  list(z = z, prediction = predictions, p_wrong = fit$p_wrong, model_var = (n * fit$weight_se)^2,
-       half = scale * fit$a * stats::qgamma(0.9, 1 / fit$b)^(1 / fit$b),
-       mixture = two_group_summary(fit))
-}
-
 # gpr_loo: z_i = sign(e_i) sqrt(chisq_i), the clean-level statistic of
 # ?gpr_loo ("Noise scores and flags"); the clean scale sqrt(v_i + s0).
 gpr_loo_wrong <- function(object, tolerance = NULL) {
@@ -61,14 +40,6 @@ gpr_pursuit_wrong <- function(object, tolerance = NULL) {
   pred <- y - loo$residual * object$y_scale
   numeric_wrong(y, pred, scale, latent_sd = sqrt(latent_var) * object$y_scale,
                 tolerance = tolerance)
-}
-
-# Columns of label_issues() for numeric labels from numeric_wrong().
-numeric_wrong_columns <- function(w) {
-  predictions <- w$prediction
-  list(p_wrong = w$p_wrong, q_value = fdr_qvalues(w$p_wrong),
-       suggested_value = predictions, suggested_lower = predictions - w$half,
-       suggested_upper = predictions + w$half)
 }
 
 # Binary labels: the suggested class is the most probable true class, the

@@ -97,16 +97,6 @@ regression_flag_by <- function(fdr) {
   sprintf("q_value <= %g (two-group model, wrong under both clean shapes)", fdr)
 }
 
-# The user's notion of wrong: |label - truth| > tolerance. With T ~ N(m, v)
-# the model's predictive distribution of the true value,
-#   p_wrong = P(|y - T| > tol) = Phi((y - m - tol) / sqrt(v)) + Phi((m - y - tol) / sqrt(v)),
-# which is 1 as tol -> 0 and 0 as tol -> Inf. No share of wrong labels is
-# fitted, so the count's interval is the Poisson-binomial one alone.
-tolerance_p_wrong <- function(labels, mean, latent_sd, tolerance) {
-  r <- labels - mean
-  stats::pnorm((r - tolerance) / latent_sd) + stats::pnorm((-r - tolerance) / latent_sd)
-}
-
 # The user's `tolerance`: positive, one number or one per label; Inf allowed.
 check_tolerance <- function(tolerance, n = NULL, call = parent.frame()) {
   if (is.null(tolerance)) return(invisible(NULL))
@@ -124,21 +114,6 @@ check_tolerance <- function(tolerance, n = NULL, call = parent.frame()) {
 # the LOO variance minus the label-noise variance, floored at 1e-4 of the
 # LOO variance (a latent sd of at least 1% of the predictive sd).
 gp_latent_sd <- function(sd, noise_var) sqrt(pmax(sd^2 - noise_var, 1e-4 * sd^2))
-
-# What print/summary show of the fitted two-group model.
-two_group_summary <- function(fit) {
-  list(weight = fit$w, sd_clean = fit$sd_clean, shape = fit$b, shift = fit$mu, sd_wide = fit$tau,
-       weight_se = fit$weight_se, loglik = fit$loglik, iterations = fit$iterations)
-}
-
-# A scale that ignores a minority of gross errors: the MAD, or the mean
-# absolute deviation when more than half the residuals are identical.
-robust_scale <- function(r) {
-  s <- stats::mad(r)
-  if (!is.finite(s) || s <= 0) s <- mean(abs(r - stats::median(r)))
-  if (!is.finite(s) || s <= 0) s <- 1
-  s
-}
 
 # The earlier count model (kept as a baseline for the calibration study):
 # two-component zero-mean Gaussian scale mixture on standardised residuals,

@@ -315,13 +315,6 @@ read_decisions <- function(decisions, call = parent.frame()) {
   dec
 }
 
-check_result <- function(result, call = parent.frame()) {
-  if (!inherits(result, "find_label_issues")) {
-    abort_input("{.arg result} must come from {.fn find_label_issues}, not {.cls {class(result)}}.",
-                call = call)
-  }
-}
-
 format_count <- function(x) if (abs(x - round(x)) < 1e-9) format(round(x)) else sprintf("%.1f", x)
 
 format_bytes <- function(b) {

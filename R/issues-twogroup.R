@@ -205,3 +205,57 @@ two_group_ensemble <- function(z, fdr = 0.1, level = 0.9) {
   list(p_wrong = p, count = count, gn = gn, t = tt, flags_each = n_flag, flags_agreed = agreed,
        supported = max(n_flag) < 2 * agreed + 5)
 }
+
+# A scale that ignores a minority of gross errors: the MAD, or the mean
+# absolute deviation when more than half the residuals are identical.
+robust_scale <- function(r) {
+  s <- stats::mad(r)
+  if (!is.finite(s) || s <= 0) s <- mean(abs(r - stats::median(r)))
+  if (!is.finite(s) || s <= 0) s <- 1
+  s
+}
+
+# What print/summary show of the fitted two-group model.
+two_group_summary <- function(fit) {
+  list(weight = fit$w, sd_clean = fit$sd_clean, shape = fit$b, shift = fit$mu, sd_wide = fit$tau,
+       weight_se = fit$weight_se, loglik = fit$loglik, iterations = fit$iterations)
+}
+
+# The user's notion of wrong: |label - truth| > tolerance. With T ~ N(m, v)
+# the model's predictive distribution of the true value,
+#   p_wrong = P(|y - T| > tol) = Phi((y - m - tol) / sqrt(v)) + Phi((m - y - tol) / sqrt(v)),
+# which is 1 as tol -> 0 and 0 as tol -> Inf. No share of wrong labels is
+# fitted, so the count's interval is the Poisson-binomial one alone.
+tolerance_p_wrong <- function(labels, mean, latent_sd, tolerance) {
+  r <- labels - mean
+  stats::pnorm((r - tolerance) / latent_sd) + stats::pnorm((-r - tolerance) / latent_sd)
+}
+
+# p_wrong of numeric labels with the 90% half-width of the suggested value's
+# interval. `z` defaults to residual / scale; `latent_sd` is needed with a
+# tolerance only.
+numeric_wrong <- function(labels, predictions, scale, z = NULL, latent_sd = NULL,
+                          tolerance = NULL) {
+  n <- length(labels)
+  z <- z %||% ((labels - predictions) / scale)
+  if (!is.null(tolerance)) {
+    latent_sd <- rep_len(latent_sd, n)
+    return(list(z = z, prediction = predictions,
+                p_wrong = tolerance_p_wrong(labels, predictions, latent_sd, rep_len(tolerance, n)),
+                model_var = 0, half = stats::qnorm(0.95) * latent_sd, mixture = NULL))
+  }
+  fit <- two_group_fit(z)
+  # The central 90% of the fitted clean residual distribution at each
+  # label's own scale.
+  list(z = z, prediction = predictions, p_wrong = fit$p_wrong, model_var = (n * fit$weight_se)^2,
+       half = scale * fit$a * stats::qgamma(0.9, 1 / fit$b)^(1 / fit$b),
+       mixture = two_group_summary(fit))
+}
+
+# Columns of label_issues() for numeric labels from numeric_wrong().
+numeric_wrong_columns <- function(w) {
+  predictions <- w$prediction
+  list(p_wrong = w$p_wrong, q_value = fdr_qvalues(w$p_wrong),
+       suggested_value = predictions, suggested_lower = predictions - w$half,
+       suggested_upper = predictions + w$half)
+}

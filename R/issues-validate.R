@@ -129,3 +129,17 @@ check_prob_block <- function(pred_probs, tol = 1e-3, offset = 0L, call = parent.
 check_fdr <- function(fdr, call = parent.frame()) {
   check_number(fdr, "fdr", lower = 0, upper = 1, open_lower = TRUE, call = call)
 }
+
+check_result <- function(result, call = parent.frame()) {
+  if (!inherits(result, "find_label_issues")) {
+    abort_input("{.arg result} must come from {.fn find_label_issues}, not {.cls {class(result)}}.",
+                call = call)
+  }
+}
+
+require_suggested <- function(pkg, what, call = parent.frame()) {
+  if (!requireNamespace(pkg, quietly = TRUE)) {
+    abort_input("Reading {what} needs the {.pkg {pkg}} package.",
+                class = "noisylabels_error_missing_package", call = call)
+  }
+}
