@@ -77,6 +77,14 @@ label_issues.noisylabels_cv <- function(object, ...) {
 }
 
 #' @rdname cv-methods
+#' @param data For `augment()`: passed to the refitted model's `augment()`.
+#' @export
+augment.noisylabels_cv <- function(x, data = NULL, ...) {
+  check_fit(x, "noisylabels_cv")
+  augment(x$fit, data = data, ...)
+}
+
+#' @rdname cv-methods
 #' @export
 tidy.noisylabels_cv <- function(x, ...) {
   check_fit(x, "noisylabels_cv")
