@@ -1,6 +1,6 @@
 # tidy(), glance(), augment() and plot() of gpr_baseline fits. The fit keeps
 # its underlying gpr_pursuit fit (on the kept points for the trimmed
-# methods) but not the training data, so augment() takes them as `data`.
+# methods) and the training data `x`, `y`.
 
 #' Tidy, glance, augment and plot a baseline GP regression
 #'
@@ -8,16 +8,17 @@
 #' [tidy.gpr_pursuit()]), with the Yeo-Johnson `lambda` for that method.
 #' `glance()`: one row with `method`, `n`, `n_kept` (points the final GP was
 #' fitted on), `rounds`, `converged`, `lambda` and the GP's `logLik` and
-#' `sigma`. `augment()`: the training inputs `data` (the baseline keeps no
-#' copy of them) with `.fitted`, `.sd` (predictive sd, on the transformed
-#' scale for Yeo-Johnson) and `.kept`; with the labels `y` also `.response`,
-#' `.resid` and `.z` (residual over predictive sd). `plot()`: the underlying
+#' `sigma`. `augment()`: the training inputs (or `data`, the same rows in
+#' another form) with `.fitted`, `.sd` (predictive sd, on the transformed
+#' scale for Yeo-Johnson) and `.kept`; with the labels (the training labels
+#' unless `data` is given without `y`) also `.response`, `.resid` and `.z`
+#' (residual over predictive sd, on the transformed scale for Yeo-Johnson). `plot()`: the underlying
 #' GP's [plot()] (on the points it was fitted on).
 #'
 #' @param x A [gpr_baseline()] fit.
-#' @param data The training inputs (matrix or data frame, `x` as given to
-#'   [gpr_baseline()]).
-#' @param y Optional training labels.
+#' @param data `NULL` (the training inputs) or the training rows as a
+#'   matrix or data frame (e.g. with more columns to keep).
+#' @param y Optional training labels (with `data`).
 #' @param ... Passed to the underlying [gpr_pursuit()] fit's `plot()`; unused
 #'   otherwise.
 #' @return Data frames; `plot()` returns `x` invisibly.
@@ -27,7 +28,7 @@
 #' s <- sim_friedman(40, corruption = "constant", prob = 0.1)
 #' b <- gpr_baseline(s$x, s$y, "trimmed", trim = 0.1)
 #' tidy(b); glance(b)
-#' head(augment(b, s$x, s$y))
+#' head(augment(b))
 NULL
 
 #' @rdname gpr_baseline-methods
@@ -58,8 +59,12 @@ glance.gpr_baseline <- function(x, ...) {
 augment.gpr_baseline <- function(x, data = NULL, y = NULL, ...) {
   check_fit(x, "gpr_baseline")
   if (is.null(data)) {
-    abort_input(c("{.fn augment} needs {.arg data}: a {.cls gpr_baseline} fit keeps no copy of its training inputs.",
-                  "i" = "Call {.code augment(fit, data = x, y = y)} with the {x$n} rows given to {.fn gpr_baseline}."))
+    if (!is.matrix(x$x)) {
+      abort_input(c("{.fn augment} needs {.arg data}: this {.cls gpr_baseline} fit keeps no copy of its training inputs.",
+                    "i" = "Call {.code augment(fit, data = x, y = y)} with the {x$n} rows given to {.fn gpr_baseline}."))
+    }
+    data <- x$x
+    y <- y %||% x$y
   }
   xm <- check_x_matrix(data, "data")
   if (nrow(xm) != x$n) {

@@ -15,8 +15,17 @@ sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra, scale =
   err_tol <- max(0.01, 2 / train$n)
   obj_settled <- isTRUE(rel_change <= extra$tol)
   err_settled <- is.na(err_move) || err_move <= err_tol
-  converged <- obj_settled && err_settled
-  if (!obj_settled) {
+  # a flat error at the constant classifier's (SGD crawling on raw columns
+  # of very different scales, or stuck in a bounded loss's flat region) is
+  # not what a user reads as converged
+  err_const <- sgd_constant_error(train, multi)
+  err_last <- if (k >= 1) res$train_error[k] else NA_real_
+  constant <- k >= 2 && isTRUE(err_const > 0 && err_last >= err_const - 1e-12)
+  converged <- obj_settled && err_settled && !constant
+  if (obj_settled && err_settled && constant) {
+    warn_convergence(c("SGD did not converge in {k} epoch{?s}: its training error {format(err_last, digits = 3)} is no better than predicting the most frequent class.",
+                       "i" = "Raise {.arg epochs} or {.arg eta}; with raw inputs on different scales use {.code standardize = TRUE}."))
+  } else if (!obj_settled) {
     warn_convergence(c("SGD did not converge in {k} epoch{?s}: the objective changed by {format(rel_change, digits = 3)} (relative) in the last epoch.",
                        "i" = "Raise {.arg epochs}, lower {.arg eta}, or raise {.arg tol} (was {extra$tol})."))
   } else if (!err_settled) {
@@ -70,6 +79,14 @@ sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra, scale =
     fit$iterates <- it[-1, , drop = FALSE]
   }
   new_sgd_robust(fit)
+}
+
+# Training error of the constant classifier (the most frequent class), or
+# NA when the labels are not at hand (streamed chunks).
+sgd_constant_error <- function(train, multi) {
+  lab <- if (multi) train$label else train$y
+  if (is.null(lab) || !length(lab)) return(NA_real_)
+  1 - max(table(lab)) / length(lab)
 }
 
 # Largest move of the training error over the last three epochs (NA for a

@@ -243,12 +243,12 @@ test_that("standardize = TRUE is a fit on standardised columns reported on the o
   n <- 80
   x <- cbind(runif(n), 10 * runif(n), runif(n) + 5)
   y <- ifelse(x[, 1] - x[, 2] / 10 + 0.1 * rnorm(n) > 0.3, 1, -1)
-  fit <- suppressWarnings(sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
+  fit <- suppressWarnings(noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
                                      epochs = 4, seed = 9))
   m <- colMeans(x)
   s <- apply(x, 2, sd)
   xs <- scale(x)
-  ref <- suppressWarnings(sgd_robust(xs, y, loss = "smooth_ramp", lambda = 1e-3,
+  ref <- suppressWarnings(noisylabels::sgd_robust(xs, y, loss = "smooth_ramp", lambda = 1e-3,
                                      eta = 0.2, epochs = 4, seed = 9, standardize = FALSE))
   expect_equal(fit$centre, m)
   expect_equal(fit$scale, s)
@@ -261,23 +261,25 @@ test_that("standardize = TRUE is a fit on standardised columns reported on the o
   expect_equal(fit$trace$objective, ref$trace$objective, tolerance = 1e-12)
   # a sparse x is only scaled (its zeros stay zero)
   xsp <- Matrix::Matrix(x * (x > 3), sparse = TRUE)
-  fsp <- suppressWarnings(sgd_robust(xsp, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
+  fsp <- suppressWarnings(noisylabels::sgd_robust(xsp, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
                                      epochs = 4, seed = 9))
   ssp <- apply(as.matrix(xsp), 2, sd)
   ssp[ssp == 0] <- 1
   expect_null(fsp$centre)
   expect_equal(fsp$scale, ssp, tolerance = 1e-12, ignore_attr = TRUE)
-  rsp <- suppressWarnings(sgd_robust(sweep(as.matrix(xsp), 2, ssp, "/"), y, loss = "smooth_ramp",
+  rsp <- suppressWarnings(noisylabels::sgd_robust(sweep(as.matrix(xsp), 2, ssp, "/"), y, loss = "smooth_ramp",
                                      lambda = 1e-3, eta = 0.2, epochs = 4, seed = 9, standardize = FALSE))
   expect_equal(predict(fsp, xsp, type = "link"), predict(rsp, sweep(as.matrix(xsp), 2, ssp, "/"), type = "link"),
                tolerance = 1e-10, ignore_attr = TRUE)
-  expect_error(sgd_robust(x, y, standardize = NA), class = "noisylabels_error_input")
+  expect_error(noisylabels::sgd_robust(x, y, standardize = NA), class = "noisylabels_error_input")
   # center is the deprecated old name
-  expect_warning(old <- suppressMessages(sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
-                                                    epochs = 4, seed = 9, center = FALSE)),
-                 class = "noisylabels_warning_deprecated")
+  expect_warning(old <- withCallingHandlers(
+    noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2, epochs = 4,
+                            seed = 9, center = FALSE),
+    noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning")),
+    class = "noisylabels_warning_deprecated")
   expect_null(old$scale)
-  expect_error(sgd_robust(x, y, center = TRUE, standardize = TRUE), class = "noisylabels_error_input")
+  expect_error(noisylabels::sgd_robust(x, y, center = TRUE, standardize = TRUE), class = "noisylabels_error_input")
 })
 
 test_that("sgd_robust on raw iris rows reaches a low training error or warns", {
@@ -286,7 +288,7 @@ test_that("sgd_robust on raw iris rows reaches a low training error or warns", {
     set.seed(s)
     d <- droplevels(iris[sample(51:150, 80), ])
     w <- NULL
-    fit <- withCallingHandlers(sgd_robust(Species ~ ., d),
+    fit <- withCallingHandlers(noisylabels::sgd_robust(Species ~ ., d),
                                noisylabels_warning_convergence = function(c) {
                                  w <<- c
                                  invokeRestart("muffleWarning")
@@ -299,7 +301,7 @@ test_that("sgd_robust on raw iris rows reaches a low training error or warns", {
   set.seed(1)
   d <- droplevels(iris[sample(51:150, 80), ])
   w <- NULL
-  fit <- withCallingHandlers(sgd_robust(Species ~ ., d, standardize = FALSE),
+  fit <- withCallingHandlers(noisylabels::sgd_robust(Species ~ ., d, standardize = FALSE),
                              noisylabels_warning_convergence = function(c) {
                                w <<- c
                                invokeRestart("muffleWarning")
@@ -336,14 +338,14 @@ test_that("init is on the user's columns, also when the fit standardises them", 
   start <- c(0.7, -0.2, 0.5, 1.1)
   for (std in c(FALSE, TRUE)) for (bias in c("feature", "separate")) {
     # A negligible step: the fit must hand back (almost exactly) its start.
-    fit <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12,
+    fit <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12,
                                        epochs = 1, standardize = std, bias = bias, seed = 1,
                                        init = start))
     expect_equal(unname(coef(fit)), start, tolerance = 1e-9, label = paste(std, bias))
   }
   # a fitted model as the start: continuing from it
-  a <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", epochs = 2, seed = 2))
-  b <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12, epochs = 1,
+  a <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", epochs = 2, seed = 2))
+  b <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12, epochs = 1,
                                    seed = 3, init = a))
   expect_equal(coef(b), coef(a), tolerance = 1e-9)
 })
