@@ -12,7 +12,7 @@ sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra, scale =
   prev <- if (k >= 2) obj[k - 1] else res$objective_start
   rel_change <- if (k >= 1) abs(obj[k] - prev) / max(1, abs(obj[k])) else NA_real_
   err_move <- sgd_error_move(res$train_error)
-  err_tol <- max(0.01, 2 / train$n)
+  err_tol <- max(0.01, 2 / train$n, extra$tol)
   obj_settled <- isTRUE(rel_change <= extra$tol)
   err_settled <- is.na(err_move) || err_move <= err_tol
   # a flat error at the constant classifier's (SGD crawling on raw columns

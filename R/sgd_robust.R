@@ -47,7 +47,7 @@
 #' by at most `tol` (relative) over the last epoch (for a single epoch: against
 #' the objective at the starting point) and the training error has settled:
 #' over the last three epochs (or all of them, if fewer) it moved by at most
-#' max(0.01, 2/n) (a single epoch is judged by its objective alone), at a
+#' max(0.01, 2/n, `tol`) (a single epoch is judged by its objective alone), at a
 #' level below the error of predicting the most frequent class; otherwise a
 #' `noisylabels_warning_convergence` warning says which did not hold.
 #'

@@ -211,7 +211,7 @@ test_that("every exported constructor, simulator and helper refuses bad values w
 test_that("every fitting function refuses bad values of each argument with a classed error", {
   skip_on_cran()
   d <- fuzz_small()
-  method <- function(g) getS3method(g, "default")
+  method <- function(g) getS3method(g, "default", envir = asNamespace("noisylabels"))
   expect_fuzz_clean("gpr_loo", gpr_loo, list(x = d$x, y = d$y, restarts = 1),
                     formals_of = method("gpr_loo"))
   expect_fuzz_clean("gpr_pursuit", gpr_pursuit,
