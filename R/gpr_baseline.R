@@ -217,6 +217,10 @@ predict.gpr_baseline <- function(object, newdata = NULL, se.fit = FALSE, ...) {
 #' predictive_loglik(gpr_baseline(s$x, s$y), t$x, t$y)
 #' @export
 predictive_loglik <- function(object, newdata, y) {
+  if (inherits(object, c("gpr_baseline", "gpr_pursuit"))) {
+    n_new <- NROW(check_x_matrix(newdata, "newdata"))
+    y <- check_y_numeric(y, n_new)
+  }
   if (inherits(object, "gpr_baseline")) {
     p <- predict(object, newdata, se.fit = TRUE)
     if (!is.null(object$lambda)) {

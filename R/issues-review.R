@@ -46,6 +46,7 @@
 review_report <- function(result, data = NULL, file = "label-review.html",
                           response = result$response, title = "Label review", page_length = 25) {
   check_result(result)
+  check_output_file(file)
   require_suggested("DT", "the review report")
   page_length <- check_count(page_length, "page_length")
   tab <- review_table(result, data, response)

@@ -173,6 +173,15 @@ check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,
   invisible(x)
 }
 
+# The path of a file to write: one non-empty string.
+check_output_file <- function(file, arg = "file", call = parent.frame()) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    abort_input("{.arg {arg}} must be the path of the file to write, one string.",
+                class = "noisylabels_error_file", call = call)
+  }
+  invisible(file)
+}
+
 # A whole number in [lower, upper] (upper at most the largest integer).
 check_count <- function(x, arg, lower = 1, upper = .Machine$integer.max, call = parent.frame()) {
   if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) || x != round(x) ||

@@ -481,3 +481,20 @@ test_that("display arguments and allocations are checked with classed errors", {
   withr::local_options(noisylabels.max_gb = 8)
   expect_equal(dim(kernel_matrix(gp_kernel("rbf"), matrix(0, 3, 1))), c(3L, 3L))
 })
+
+test_that("the exports the walk does not reach check their file and label arguments", {
+  skip_on_cran()
+  d <- fuzz_small()
+  res <- find_label_issues(labels = d$cls, pred_probs = d$p)
+  for (bad in list(NULL, NA, 1, c("a", "b"), "", list("a"))) {
+    expect_error(label_studio_export(res, file = bad), class = "noisylabels_error_file")
+    if (requireNamespace("DT", quietly = TRUE)) {
+      expect_error(review_report(res, file = bad), class = "noisylabels_error_file")
+    }
+  }
+  b <- suppressWarnings(gpr_baseline(d$x, d$y))
+  expect_true(is.finite(predictive_loglik(b, d$x, d$y)))
+  for (bad in list(NULL, "x", list(1, 2), d$y[1:3], c(d$y[-1], NA))) {
+    expect_error(predictive_loglik(b, d$x, bad), class = "noisylabels_error_input")
+  }
+})
