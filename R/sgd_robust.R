@@ -321,6 +321,10 @@ sgd_robust.default <- function(x, y = NULL,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
+  # checked first: a function given as `c` would be called by every c() here
+  if (!is.numeric(c) || length(c) != 1L || is.na(c) || !is.finite(c)) {
+    abort_input("{.arg c} must be a single finite number (the Gompertz loss parameter).")
+  }
   if ("center" %in% ...names()) {
     dots <- list(...)
     standardize <- renamed_arg(dots, "center", "standardize", standardize, missing(standardize))

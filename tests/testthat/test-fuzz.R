@@ -498,3 +498,24 @@ test_that("the exports the walk does not reach check their file and label argume
     expect_error(predictive_loglik(b, d$x, bad), class = "noisylabels_error_input")
   }
 })
+
+test_that("a function where a number or names belong is refused with a classed error", {
+  # cases of the full walk (NOISYLABELS_FUZZ_FULL=1) that ended unclassed
+  skip_on_cran()
+  d <- fuzz_small()
+  fn <- function(x) x
+  # `c` a function: every c() inside sgd_robust() would have called it
+  expect_error(sgd_robust(d$x, d$cls, c = fn), class = "noisylabels_error_input")
+  expect_error(cv_sgd_robust(d$x, d$cls, s = fn, folds = 2, epochs = 2),
+               class = "noisylabels_error_input")
+  expect_error(label_dist_vb(d$sim$x, d$sim$groups, d$sim$label_dist, classes = fn),
+               class = "noisylabels_error_classes")
+  expect_error(label_dist_baseline(d$sim$x, d$sim$groups, d$sim$label_dist, classes = fn),
+               class = "noisylabels_error_classes")
+  g <- suppressMessages(suppressWarnings(gpc_ep(d$x, d$cls3, multiclass = "ovr", learn_kernel = FALSE)))
+  p <- predict(g, d$x[1:4, ], type = "prob")
+  expect_identical(dim(p), c(4L, 3L))
+  expect_equal(unname(rowSums(p)), rep(1, 4))
+  expect_identical(dim(predict(g, d$x[1, , drop = FALSE], type = "prob")), c(1L, 3L))
+  expect_true(fuzz_result(predict(g, c(1, 2, 3))) %in% c("ok", "classed"))
+})
