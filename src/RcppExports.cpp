@@ -828,7 +828,6 @@ SEXP poll_condition_take_cpp();
 RcppExport SEXP _noisylabels_poll_condition_take_cpp() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(poll_condition_take_cpp());
     return rcpp_result_gen;
 END_RCPP
@@ -838,7 +837,6 @@ bool monitor_poll_cpp();
 RcppExport SEXP _noisylabels_monitor_poll_cpp() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(monitor_poll_cpp());
     return rcpp_result_gen;
 END_RCPP

@@ -55,8 +55,10 @@ void set_poll_condition(SEXP cond) {
 
 // The condition the monitor's last failed poll caught (an error such as R's
 // time limit, or an interrupt), or NULL; clears it. Called by
-// signal_interrupt() after the core stopped.
-// [[Rcpp::export(.poll_condition_take)]]
+// signal_interrupt() after the core stopped. rng = false: call_core() calls
+// it before every core call, also in future jobs that draw no random numbers
+// (an RNGScope would write .Random.seed, which future reports as misuse).
+// [[Rcpp::export(.poll_condition_take, rng = false)]]
 SEXP poll_condition_take_cpp() {
   if (noisylabels::poll_condition == nullptr) return R_NilValue;
   SEXP out = PROTECT(noisylabels::poll_condition);
@@ -68,7 +70,7 @@ SEXP poll_condition_take_cpp() {
 
 // A poll of R as the core makes it, without the rate limit (tests: an R
 // error raised by R_CheckUserInterrupt must come back as itself).
-// [[Rcpp::export(.monitor_poll)]]
+// [[Rcpp::export(.monitor_poll, rng = false)]]
 bool monitor_poll_cpp() {
   return RMonitor::poll_r();
 }
