@@ -197,6 +197,14 @@
     .Call(`_noisylabels_monitor_demo_cpp`, progress, steps, stages, min_interval_ms, other_thread, stop_at)
 }
 
+.poll_condition_take <- function() {
+    .Call(`_noisylabels_poll_condition_take_cpp`)
+}
+
+.monitor_poll <- function() {
+    .Call(`_noisylabels_monitor_poll_cpp`)
+}
+
 .sgd_fit <- function(data, valid, options) {
     .Call(`_noisylabels_sgd_fit_cpp`, data, valid, options)
 }

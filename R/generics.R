@@ -81,6 +81,7 @@ new_label_issues <- function(.row, .score, .flagged, ...) {
 
 #' @export
 print.noisylabels_issues <- function(x, n = 10, ...) {
+  n <- check_count(n, "n", lower = 0)
   nf <- sum(x$flagged)
   cli::cat_line(sprintf("Label issues: %d of %d observations flagged", nf, nrow(x)))
   df <- as.data.frame(unclass(x), stringsAsFactors = FALSE)

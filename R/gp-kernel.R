@@ -248,8 +248,15 @@ kernel_matrix <- function(kernel, x, z = NULL) {
   x <- check_x_matrix(x, "x")
   kernel <- kernel_resolve(kernel, x)
   spec <- kernel_spec(kernel)
-  if (is.null(z)) return(.kernel_gram(x, spec))
+  if (is.null(z)) {
+    # the core's n x n matrix and R's copy of it
+    check_allocation(2 * 8 * as.double(nrow(x))^2,
+                     cli::format_inline("The {nrow(x)} x {nrow(x)} kernel matrix"))
+    return(call_core(.kernel_gram(x, spec)))
+  }
   z <- check_x_matrix(z, "z")
   if (ncol(z) != ncol(x)) abort_input("{.arg x} and {.arg z} must have the same number of columns.")
-  .kernel_cross(x, z, spec)
+  check_allocation(2 * 8 * as.double(nrow(x)) * nrow(z),
+                   cli::format_inline("The {nrow(x)} x {nrow(z)} kernel matrix"))
+  call_core(.kernel_cross(x, z, spec))
 }

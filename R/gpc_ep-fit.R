@@ -43,8 +43,66 @@ gpc_ep_fit_binary <- function(x, labels, args, verbose, call, frame) {
   learn_eps <- identical(args$epsilon, "learn")
   res <- gpc_ep_run_core(kernel, labels, args, learn_eps, verbose, frame)
   fit <- gpc_ep_new(res, x, kernel, labels, args, learn_eps, call)
+  if (learn_eps && gpc_ep_epsilon_collapsed(fit, x)) {
+    restart <- gpc_ep_epsilon_restart(fit, x, labels, args, frame, call)
+    if (!is.null(restart)) return(restart)
+  }
   gpc_ep_warn_unconverged(fit, res, learn_eps, args$learn_kernel, control)
   fit
+}
+
+# Epsilon at its lower bound (the core's eps_min, 1e-6) while the fit's
+# predictions at the training inputs disagree with more than max(10 %, 2/n)
+# of the training labels: the fit explains those labels by the latent
+# function's own noise (the kernel's nugget, which the training posterior
+# includes and a prediction does not) instead of flips, so its flip
+# probabilities are all ~0 while its latent scores still rank the
+# disagreeing labels (issue 40: 100 iris rows with 10 flips, 15 % training
+# error, 0 flagged).
+gpc_ep_epsilon_collapsed <- function(fit, x) {
+  fit$epsilon <= 1e-5 && gpc_ep_train_error(fit, x) > max(0.1, 2 / length(fit$y))
+}
+
+gpc_ep_train_error <- function(fit, x) {
+  mean(sign(predict(fit, x, type = "link")) != fit$y)
+}
+
+# Restart a collapsed fit from a data-driven epsilon: the kernel learned
+# with epsilon fixed at the training error rate, then epsilon and the kernel
+# learned together from there. The restart is kept when its epsilon stays
+# off the bound (with a message giving both log Z_EP); if it collapses
+# too, the first fit is kept (NULL) and a classed warning says so.
+gpc_ep_epsilon_restart <- function(fit, x, labels, args, frame, call) {
+  train_error <- gpc_ep_train_error(fit, x)
+  e0 <- min(0.45, max(0.01, train_error))
+  local_nested_progress()
+  a1 <- args
+  a1$epsilon <- e0
+  k1 <- kernel_resolve_scaled(args$kernel %||% gpc_ep_default_kernel(args$likelihood), x,
+                              args$standardize, call = frame)
+  r1 <- gpc_ep_run_core(k1, labels, a1, FALSE, FALSE, frame)
+  f1 <- gpc_ep_new(r1, x, k1, labels, a1, FALSE, call)
+  a2 <- args
+  a2$control$epsilon_start <- min(0.45, max(1e-3, f1$epsilon))
+  # f1's kernel is on the standardised inputs; resolving it again on x
+  # standardises x the same way
+  k2 <- kernel_resolve_scaled(f1$kernel, x, args$standardize, call = frame)
+  r2 <- gpc_ep_run_core(k2, labels, a2, TRUE, FALSE, frame)
+  f2 <- gpc_ep_new(r2, x, k2, labels, a2, TRUE, call)
+  if (f2$epsilon <= 1e-5) {
+    cli::cli_warn(c("The learned epsilon collapsed to its lower bound (1e-6) although the fit disagrees with {format(100 * train_error, digits = 3)}% of the training labels.",
+                    "i" = "Its flip probabilities and flags are then all near 0; a restart from epsilon = {format(e0, digits = 3)} (the training error rate) collapsed too.",
+                    "i" = "Rank by {.fn noise_scores}, or fix {.arg epsilon} (e.g. {.code epsilon = {format(e0, digits = 2)}})."),
+                  class = c("noisylabels_warning_epsilon_collapse", "noisylabels_warning"))
+    return(NULL)
+  }
+  f2$epsilon_restart <- list(collapsed_log_z = fit$log_z, log_z = f2$log_z,
+                             epsilon_start = e0, train_error = train_error)
+  cli::cli_inform(c("i" = "The learned epsilon collapsed to its lower bound while the fit disagreed with {format(100 * train_error, digits = 3)}% of the training labels; restarted from epsilon = {format(e0, digits = 3)} (the training error rate): epsilon = {format(f2$epsilon, digits = 3)}.",
+                    " " = "log Z_EP {format(f2$log_z, digits = 5)} (collapsed fit: {format(fit$log_z, digits = 5)}); see {.code fit$epsilon_restart}."),
+                  class = "noisylabels_message_epsilon_restart")
+  gpc_ep_warn_unconverged(f2, r2, TRUE, args$learn_kernel, args$control)
+  f2
 }
 
 # The C++ outer loop (dense or FITC sparse) on the standardised inputs;

@@ -284,9 +284,9 @@ print.summary.gpc_ep_ovr <- function(x, digits = 4, ...) {
 predict.gpc_ep_ovr <- function(object, newdata = NULL, type = c("class", "prob"), ...) {
   check_fit(object, "gpc_ep_ovr")
   type <- match_arg(type)
-  p <- vapply(object$fits, function(f) predict(f, newdata, type = "prob"),
-              numeric(if (is.null(newdata)) object$n else NROW(newdata)))
-  if (is.null(dim(p))) p <- matrix(p, nrow = 1, dimnames = list(NULL, object$levels))
+  # each binary fit reads newdata the same way (a vector may be one row)
+  p <- do.call(cbind, lapply(object$fits, function(f) predict(f, newdata, type = "prob")))
+  dimnames(p) <- list(NULL, object$levels)
   p <- p / rowSums(p)
   if (type == "prob") return(p)
   factor(object$levels[max.col(p, ties.method = "first")], levels = object$levels)

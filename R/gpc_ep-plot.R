@@ -28,6 +28,7 @@
 plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid = 60,
                         threshold = 0.5, ...) {
   check_fit(x, "gpc_ep")
+  gpc_ep_check_display(grid, threshold)
   type <- match_arg(type)
   if (type == "auto") type <- if (gpc_ep_has_regions(x)) "regions" else "scores"
   if (type == "regions") {
@@ -59,6 +60,14 @@ plot.gpc_ep <- function(x, type = c("auto", "regions", "scores", "trace"), grid 
     graphics::plot(tr$iteration, tr$epsilon, type = "b", xlab = "outer iteration", ylab = "epsilon", ...)
   }
   invisible(x)
+}
+
+# The display arguments of the plots: grid points per axis and the flip
+# probability above which a point is marked.
+gpc_ep_check_display <- function(grid, threshold, call = parent.frame()) {
+  check_count(grid, "grid", lower = 2, upper = 2000, call = call)
+  check_number(threshold, "threshold", 0, 1, call = call)
+  invisible()
 }
 
 # Decision regions are drawn over two continuous inputs.
@@ -97,6 +106,7 @@ gpc_ep_region_grid <- function(object, grid) {
 autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace"), grid = 60,
                             threshold = 0.5, ...) {
   check_fit(object, "gpc_ep")
+  gpc_ep_check_display(grid, threshold)
   require_ggplot2()
   type <- match_arg(type)
   if (type == "auto") type <- if (gpc_ep_has_regions(object)) "regions" else "scores"
@@ -138,6 +148,7 @@ autoplot.gpc_ep <- function(object, type = c("auto", "regions", "scores", "trace
 plot.gpc_ep_ovr <- function(x, type = c("auto", "regions", "scores"), grid = 60,
                             threshold = 0.5, ...) {
   check_fit(x, "gpc_ep_ovr")
+  gpc_ep_check_display(grid, threshold)
   type <- match_arg(type)
   f1 <- x$fits[[1]]
   if (type == "auto") type <- if (gpc_ep_has_regions(f1)) "regions" else "scores"
@@ -184,6 +195,7 @@ gpc_ep_ovr_region_grid <- function(object, grid) {
 autoplot.gpc_ep_ovr <- function(object, type = c("auto", "regions", "scores"), grid = 60,
                                 threshold = 0.5, ...) {
   check_fit(object, "gpc_ep_ovr")
+  gpc_ep_check_display(grid, threshold)
   require_ggplot2()
   type <- match_arg(type)
   f1 <- object$fits[[1]]

@@ -49,8 +49,8 @@
 #' @return An object of class `gpr_baseline`: `fit` (the underlying
 #'   `gpr_pursuit` fit with an empty support), `method`, `lambda`
 #'   (Yeo-Johnson), `kept` (rows used by the final fit), `rounds` (trimming
-#'   rounds run) and `converged` (the trimmed set stopped changing; `TRUE`
-#'   for the untrimmed methods).
+#'   rounds run), `converged` (the trimmed set stopped changing; `TRUE`
+#'   for the untrimmed methods), `n` and the training data `x`, `y`.
 #' @references Li, Z.-Z., Li, L. and Shao, Z. (2021). Robust Gaussian process
 #'   regression based on iterative trimming. Astronomy and Computing 36,
 #'   100483. \doi{10.1016/j.ascom.2021.100483}
@@ -152,7 +152,7 @@ gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson"
                        "i" = "Raise {.arg iterations}."))
   }
   structure(list(fit = fit, method = method, lambda = lambda, kept = kept, rounds = rounds,
-                 converged = converged, n = length(y)),
+                 converged = converged, n = length(y), x = x, y = y),
             class = "gpr_baseline")
 }
 
@@ -217,6 +217,10 @@ predict.gpr_baseline <- function(object, newdata = NULL, se.fit = FALSE, ...) {
 #' predictive_loglik(gpr_baseline(s$x, s$y), t$x, t$y)
 #' @export
 predictive_loglik <- function(object, newdata, y) {
+  if (inherits(object, c("gpr_baseline", "gpr_pursuit"))) {
+    n_new <- NROW(check_x_matrix(newdata, "newdata"))
+    y <- check_y_numeric(y, n_new)
+  }
   if (inherits(object, "gpr_baseline")) {
     p <- predict(object, newdata, se.fit = TRUE)
     if (!is.null(object$lambda)) {

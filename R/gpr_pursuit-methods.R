@@ -248,6 +248,10 @@ print.summary.gpr_pursuit <- function(x, ...) {
 #' @export
 plot.gpr_pursuit <- function(x, which = 1:2, ...) {
   check_fit(x, "gpr_pursuit")
+  if (!is.numeric(which) || !length(which) || anyNA(which) || !all(which %in% 1:2)) {
+    abort_input("{.arg which} must pick panels 1 (the fit) and/or 2 (the residuals), not {.val {format(which)}}.",
+                class = "noisylabels_error_choice")
+  }
   if (length(which) > 1) {
     op <- graphics::par(mfrow = c(1, length(which)))
     on.exit(graphics::par(op))

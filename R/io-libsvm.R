@@ -35,7 +35,8 @@ read_libsvm <- function(file, n_features = NULL) {
     d <- n_features
   }
   # a sparse column-compressed matrix holds one 4-byte pointer per column
-  check_allocation(4 * (as.double(d) + 1) + 12 * as.double(length(chunk$val)),
+  # (Matrix builds it through a copy or two)
+  check_allocation(3 * 4 * (as.double(d) + 1) + 12 * as.double(length(chunk$val)),
                    cli::format_inline("A matrix with {format(d, big.mark = ',')} feature columns"))
   list(x = libsvm_matrix(chunk, d), y = chunk$y)
 }

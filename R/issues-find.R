@@ -344,6 +344,12 @@ find_label_issues_audited <- function(x, ..., audit, fdr = 0.1) {
 find_label_issues.formula <- function(x, data, ..., na.action = stats::na.omit) {
   if (missing(data)) abort_input("The formula interface needs {.arg data}, a data frame.")
   design <- formula_design(x, data, na.action)
+  n_drop <- length(design$na.action)
+  if (n_drop > 0L) {
+    cli::cli_inform(c("i" = "Dropped {n_drop} row{?s} with a missing label or input ({.arg na.action}): row{?s} {utils::head(as.integer(design$na.action), 10)}{if (n_drop > 10) ', ...' else ''} of {.arg data}.",
+                      " " = "The result's {.field row} numbers refer to the rows of {.arg data}."),
+                    class = "noisylabels_message_dropped_rows")
+  }
   xm <- design$x
   y <- design$y
   res <- find_label_issues.default(xm, y, ...)

@@ -36,6 +36,7 @@ label_studio_export <- function(result, data = NULL, file = "label-studio-tasks.
                                 rows = "flagged", response = result$response,
                                 config_file = sub("\\.json$", "-config.xml", file)) {
   check_result(result)
+  check_output_file(file)
   li <- as.data.frame(unclass(result$label_issues), stringsAsFactors = FALSE)
   li <- li[order(li$label_quality, -li$score), , drop = FALSE]
   audit <- if (is.data.frame(rows)) rows

@@ -39,6 +39,7 @@ noise_scores.find_label_issues <- function(object, ...) {
 #' @export
 print.find_label_issues <- function(x, n = 5, ...) {
   check_fit(x, "find_label_issues")
+  n <- check_count(n, "n", lower = 0)
   li <- x$label_issues
   est <- if (!is.null(x$wrong_count)) x$wrong_count$estimate else x$estimated_issues
   cli::cat_line(sprintf("Label issues (%s): %d of %d labels flagged, %.0f estimated wrong",

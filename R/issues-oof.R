@@ -17,7 +17,9 @@ classification_oof <- function(x, y, method, folds, threads, verbose) {
     tr <- fold_id != f
     te <- which(!tr)
     if (method == "forest") {
-      fit <- ranger::ranger(x = as.data.frame(x[tr, , drop = FALSE]), y = y[tr], probability = TRUE,
+      # a class absent from this training fold (a rare class) is dropped here
+      # rather than by ranger with a warning; its probability is 0 below
+      fit <- ranger::ranger(x = as.data.frame(x[tr, , drop = FALSE]), y = droplevels(y[tr]), probability = TRUE,
                             num.threads = threads, seed = draw_seed(), verbose = FALSE)
       pr <- predict(fit, as.data.frame(x[te, , drop = FALSE]), num.threads = threads)$predictions
     } else if (method == "sgd_robust") {
@@ -244,7 +246,10 @@ make_folds <- function(y, folds, n = length(y)) {
     id <- integer(n)
     for (lev in levels(y)) {
       rows <- which(y == lev)
-      id[rows] <- sample(rep_len(sample.int(folds), length(rows)))
+      # not sample(v): for a class of one row, v is a single number k and
+      # sample(k) would permute 1..k
+      v <- rep_len(sample.int(folds), length(rows))
+      id[rows] <- v[sample.int(length(v))]
     }
     id
   } else {

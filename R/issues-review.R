@@ -64,6 +64,7 @@ review_report <- function(result, data = NULL, file = "label-review.html",
                           response = result$response, title = "Label review", page_length = 25,
                           audit = NULL, blind = FALSE) {
   check_result(result)
+  check_output_file(file)
   require_suggested("DT", "the review report")
   page_length <- check_count(page_length, "page_length")
   check_flag(blind, "blind")

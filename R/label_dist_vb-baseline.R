@@ -100,3 +100,46 @@ print.label_dist_baseline <- function(x, ...) {
                         format(x$lambda), x$n_groups, nrow(x$coefficients), length(x$classes)))
   invisible(x)
 }
+
+#' @rdname label_dist_baseline
+#' @param x A `label_dist_baseline` fit (for `tidy()`, `glance()`,
+#'   `augment()`).
+#' @param data For `augment()`: a data frame of the training instances'
+#'   other columns to bind the predictions to (`NULL`: the features).
+#' @return `tidy()`: one row per coefficient (`term`, `class`, `estimate`,
+#'   the intercept first); `glance()`: one row with `method`, `lambda`,
+#'   `n_groups`, `n_instances`, `n_features` and `n_classes`; `augment()`: the
+#'   training instances with `.pred` (the argmax class) and one `.score_<class>`
+#'   column per class.
+#' @export
+tidy.label_dist_baseline <- function(x, ...) {
+  check_fit(x, "label_dist_baseline")
+  cf <- coef(x)
+  data.frame(term = rep(rownames(cf), ncol(cf)), class = rep(colnames(cf), each = nrow(cf)),
+             estimate = as.vector(cf), stringsAsFactors = FALSE)
+}
+
+#' @rdname label_dist_baseline
+#' @export
+glance.label_dist_baseline <- function(x, ...) {
+  check_fit(x, "label_dist_baseline")
+  data.frame(method = x$method, lambda = x$lambda, n_groups = x$n_groups %||% NA_integer_,
+             n_instances = NROW(x$x), n_features = nrow(x$coefficients),
+             n_classes = length(x$classes), stringsAsFactors = FALSE)
+}
+
+#' @rdname label_dist_baseline
+#' @export
+augment.label_dist_baseline <- function(x, data = NULL, ...) {
+  check_fit(x, "label_dist_baseline")
+  if (!is.matrix(x$x)) abort_input("This {.cls label_dist_baseline} fit has no training features to augment.")
+  base <- if (is.null(data)) as.data.frame(x$x) else as.data.frame(data)
+  if (nrow(base) != nrow(x$x)) {
+    abort_input("{.arg data} has {nrow(base)} row{?s}; the fit has {nrow(x$x)} training instances.",
+                class = "noisylabels_error_dimension")
+  }
+  sc <- predict(x, type = "score")
+  base$.pred <- factor(x$classes[max.col(sc, ties.method = "first")], levels = x$classes)
+  for (k in seq_along(x$classes)) base[[paste0(".score_", x$classes[k])]] <- sc[, k]
+  base
+}

@@ -19,6 +19,10 @@ ld_prepare <- function(x, groups, label_dist, raw_dist, classes, call = parent.f
   }
   colnames(s) <- cn
   if (!is.null(classes)) {
+    if (!(is.character(classes) || is.factor(classes)) || anyNA(classes)) {
+      abort_input("{.arg classes} must be NULL or the class names (a character vector), not {.obj_type_friendly {classes}}.",
+                  class = "noisylabels_error_classes", call = call)
+    }
     classes <- as.character(classes)
     if (length(classes) != M || !setequal(classes, cn)) {
       abort_input(c("The classes of {.arg label_dist} do not match {.arg classes}.",

@@ -68,6 +68,9 @@ cv_sgd_robust.default <- function(x, y, loss = c("smooth_ramp", "gompertz", "hin
     abort_input("{.arg lambda} must be a vector of finite numbers >= 0.")
   }
   folds <- check_count(folds, "folds", lower = 2)
+  if (!is.numeric(s) || !length(s) || anyNA(s) || any(!is.finite(s))) {
+    abort_input("{.arg s} must be a vector of finite numbers (the ramp parameters to try).")
+  }
   if (!loss %in% c("ramp", "smooth_ramp")) {
     if (!missing(s)) warn_unused_loss_params(loss, s = s[1], alpha = NULL, beta = NULL, c = 2)
     s <- -1

@@ -2,7 +2,7 @@
 # coefficients and the core's starting weights.
 
 # Assemble the fitted object from the core's result.
-sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra) {
+sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra, scale = NULL) {
   multi <- lab$multi
   K <- if (multi) lab$K else 1L
   d <- train$d
@@ -11,10 +11,26 @@ sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra) {
   k <- length(obj)
   prev <- if (k >= 2) obj[k - 1] else res$objective_start
   rel_change <- if (k >= 1) abs(obj[k] - prev) / max(1, abs(obj[k])) else NA_real_
-  converged <- isTRUE(rel_change <= extra$tol)
-  if (!converged) {
+  err_move <- sgd_error_move(res$train_error)
+  err_tol <- max(0.01, 2 / train$n, extra$tol)
+  obj_settled <- isTRUE(rel_change <= extra$tol)
+  err_settled <- is.na(err_move) || err_move <= err_tol
+  # a flat error at the constant classifier's (SGD crawling on raw columns
+  # of very different scales, or stuck in a bounded loss's flat region) is
+  # not what a user reads as converged
+  err_const <- sgd_constant_error(train, multi)
+  err_last <- if (k >= 1) res$train_error[k] else NA_real_
+  constant <- k >= 2 && isTRUE(err_const > 0 && err_last >= err_const - 1e-12)
+  converged <- obj_settled && err_settled && !constant
+  if (obj_settled && err_settled && constant) {
+    warn_convergence(c("SGD did not converge in {k} epoch{?s}: its training error {format(err_last, digits = 3)} is no better than predicting the most frequent class.",
+                       "i" = "Raise {.arg epochs} or {.arg eta}; with raw inputs on different scales use {.code standardize = TRUE}."))
+  } else if (!obj_settled) {
     warn_convergence(c("SGD did not converge in {k} epoch{?s}: the objective changed by {format(rel_change, digits = 3)} (relative) in the last epoch.",
                        "i" = "Raise {.arg epochs}, lower {.arg eta}, or raise {.arg tol} (was {extra$tol})."))
+  } else if (!err_settled) {
+    warn_convergence(c("SGD did not converge in {k} epoch{?s}: the training error still moved by {format(err_move, digits = 3)} over the last {min(k, 3)} epochs, though the objective changed by only {format(rel_change, digits = 3)} (relative).",
+                       "i" = "Raise {.arg epochs} or lower {.arg eta}; with raw inputs on different scales use {.code standardize = TRUE}."))
   }
   shrinks <- as.data.frame(res$shrinks)
   if (nrow(shrinks)) {
@@ -25,11 +41,13 @@ sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra) {
                       valid_error = if (length(res$valid_error)) res$valid_error else NA_real_)
   W <- matrix(res$weights, d, K, dimnames = list(nm, if (multi) lab$class_names else NULL))
   b <- res$biases
-  # Centred fit: w'(x - m) + b = w'x + (b - w'm); report the bias on the user's scale.
+  # Standardised fit: w'((x - m) / s) + b = (w / s)'x + (b - (w / s)'m);
+  # report the weights and the bias on the user's columns.
+  if (!is.null(scale)) W <- W / scale
   if (!is.null(centre)) b <- b - colSums(W * centre)
   fit <- list(loss = opts$loss, method = opts$method, lambda = opts$lambda,
               eta = if (opts$method == "pegasos") NA_real_ else res$eta_final,
-              centre = centre, trace = trace, converged = converged,
+              centre = centre, scale = scale, trace = trace, converged = converged,
               iterations = res$epochs_run, rel_change = rel_change,
               objective_start = res$objective_start, step_shrinks = shrinks,
               seconds = res$seconds_train, cpu_seconds = res$cpu_seconds_train,
@@ -63,6 +81,24 @@ sgd_build_fit <- function(res, train, lab, opts, call, x, centre, extra) {
   new_sgd_robust(fit)
 }
 
+# Training error of the constant classifier (the most frequent class), or
+# NA when the labels are not at hand (streamed chunks).
+sgd_constant_error <- function(train, multi) {
+  lab <- if (multi) train$label else train$y
+  if (is.null(lab) || !length(lab)) return(NA_real_)
+  1 - max(table(lab)) / length(lab)
+}
+
+# Largest move of the training error over the last three epochs (NA for a
+# single epoch or an error not traced).
+sgd_error_move <- function(err) {
+  err <- err[is.finite(err)]
+  k <- length(err)
+  if (k < 2L) return(NA_real_)
+  last <- err[max(1L, k - 2L):k]
+  max(last) - min(last)
+}
+
 new_sgd_robust <- function(fit) {
   stopifnot(is.list(fit), is.numeric(fit$weights), is.numeric(fit$margins))
   structure(fit, class = "sgd_robust")
@@ -70,8 +106,8 @@ new_sgd_robust <- function(fit) {
 
 # Starting weights for the core from `init` (coefficients with the intercept
 # first, as coef() returns them, the weights alone, or a fitted sgd_robust
-# model), on the scale of the (possibly centred) training columns.
-sgd_start <- function(init, d, bias, centre, n_models = 1L) {
+# model), on the scale of the (possibly standardised) training columns.
+sgd_start <- function(init, d, bias, centre, n_models = 1L, scale = NULL) {
   if (inherits(init, "sgd_robust")) init <- stats::coef(init)
   if (n_models > 1L) {
     ok <- is.numeric(init) && is.matrix(init) && ncol(init) == n_models &&
@@ -84,6 +120,7 @@ sgd_start <- function(init, d, bias, centre, n_models = 1L) {
     W <- if (nrow(init) == d + 1L) init[-1, , drop = FALSE] else init
     storage.mode(W) <- "double"
     if (!is.null(centre)) b <- b + colSums(W * centre)
+    if (!is.null(scale)) W <- W * scale
     if (bias == "none" && any(b != 0)) {
       abort_input("{.arg init} has intercepts but {.code bias = \"none\"} fits none.")
     }
@@ -99,6 +136,8 @@ sgd_start <- function(init, d, bias, centre, n_models = 1L) {
   w <- as.double(if (length(init) == d + 1L) init[-1] else init)
   # w'x + b = w'(x - m) + (b + w'm) on centred columns.
   if (!is.null(centre)) b <- b + sum(w * centre)
+  # and (w / s)'x = w'(x / s): the standardised columns' weights are w * s.
+  if (!is.null(scale)) w <- w * scale
   if (bias == "none" && b != 0) {
     abort_input("{.arg init} has an intercept but {.code bias = \"none\"} fits none.")
   }

@@ -3,7 +3,7 @@
 # the validation data, and the source that hands the rows to the trainer.
 # Each step takes and returns `inp`, a list that grows along the way.
 
-# x and y as given: files or data in memory (centred if asked).
+# x and y as given: files or data in memory (standardised if asked).
 sgd_input <- function(x, y, weights, x_valid, y_valid, chunk_rows, n_features, cfg,
                       call = parent.frame()) {
   from_file <- is.character(x)
@@ -14,7 +14,6 @@ sgd_input <- function(x, y, weights, x_valid, y_valid, chunk_rows, n_features, c
       abort_input("{.arg y} must be {.code NULL} when {.arg x} names LIBSVM files: the labels are read from the files.",
                   call = call)
     }
-    if (cfg$center) abort_input("{.arg center} = TRUE needs the data in memory, not a file.", call = call)
     if (cfg$record_iterates) abort_input("{.arg record_iterates} needs the data in memory.", call = call)
     chunk_rows <- check_count(chunk_rows %||% 100000L, "chunk_rows", call = call)
   } else if (!is.null(chunk_rows)) {
@@ -27,26 +26,50 @@ sgd_input <- function(x, y, weights, x_valid, y_valid, chunk_rows, n_features, c
     abort_input("{.arg y} is missing: give one label per row of {.arg x}.", call = call)
   }
   if (!is.null(n_features)) n_features <- check_count(n_features, "n_features", call = call)
-  centre <- NULL
-  if (cfg$center) {
-    if (inherits(x, "sparseMatrix")) {
-      abort_input(c("{.arg center} = TRUE needs dense {.arg x}: centring would fill in every zero.",
-                    "i" = "Use {.code as.matrix(x)} if it fits in memory, or leave {.arg center} = FALSE."),
-                  call = call)
-    }
-    x <- check_x_matrix(x, "x", max_abs = Inf, call = call)
-    centre <- colMeans(x)
-    x <- x - rep(centre, each = nrow(x))
-    if (!is.null(x_valid) && !inherits(x_valid, "sparseMatrix")) {
-      x_valid <- check_x_matrix(x_valid, "x_valid", max_abs = Inf, call = call)
-      if (ncol(x_valid) == length(centre)) x_valid <- x_valid - rep(centre, each = nrow(x_valid))
-    } else if (!is.null(x_valid)) {
-      x_valid <- as.matrix(x_valid) - rep(centre, each = nrow(x_valid))
-    }
+  std <- if (cfg$standardize && !from_file) sgd_standardize(x, x_valid, call = call)
+  if (!is.null(std)) {
+    x <- std$x
+    x_valid <- std$x_valid
   }
   list(x = x, y = y, weights = weights, x_valid = x_valid, y_valid = y_valid, files = files,
-       from_file = from_file, chunk_rows = chunk_rows, n_features = n_features, centre = centre,
-       row_index = NULL, patience = 0L)
+       from_file = from_file, chunk_rows = chunk_rows, n_features = n_features, centre = std$centre,
+       scale = std$scale, row_index = NULL, patience = 0L)
+}
+
+# Standardised columns (R/utils-standardize.R): dense x centred and scaled,
+# sparse x only scaled (its zeros stay zero); x_valid transformed alike.
+sgd_standardize <- function(x, x_valid, call = parent.frame()) {
+  if (inherits(x, "sparseMatrix")) {
+    n <- nrow(x)
+    m <- Matrix::colMeans(x)
+    v <- if (n > 1L) pmax(Matrix::colSums(x^2) - n * m^2, 0) / (n - 1) else rep(0, ncol(x))
+    sc <- sqrt(v)
+    sc[!is.finite(sc) | sc == 0] <- 1
+    centre <- NULL
+    x <- x %*% Matrix::Diagonal(x = 1 / sc)
+  } else {
+    x <- check_x_matrix(x, "x", max_abs = Inf, call = call)
+    s <- standardize_columns(x)
+    centre <- s$center
+    sc <- s$scale
+    x <- s$x
+  }
+  if (!is.null(x_valid)) x_valid <- sgd_apply_standardize(x_valid, centre, sc, call = call)
+  list(x = x, x_valid = x_valid, centre = centre, scale = sc)
+}
+
+# New data on the scale of a fit's standardisation (centre NULL: scale only).
+sgd_apply_standardize <- function(x, centre, scale, call = parent.frame()) {
+  if (is.null(scale) && is.null(centre)) return(x)
+  scale <- scale %||% rep(1, length(centre))
+  if (inherits(x, "sparseMatrix")) {
+    if (ncol(x) != length(scale)) return(x)  # the dimension check downstream says so
+    if (!is.null(centre) && any(centre != 0)) x <- as.matrix(x)
+    else return(x %*% Matrix::Diagonal(x = 1 / scale))
+  }
+  x <- check_x_matrix(x, "x_valid", max_abs = Inf, call = call)
+  if (ncol(x) != length(scale)) return(x)
+  scale_inputs(x, centre %||% rep(0, length(scale)), scale)
 }
 
 sgd_check_shards <- function(shards, inp, cfg, validation_fraction, n_iter_no_change,

@@ -99,7 +99,7 @@ sgd_label_template <- function(object) {
 sgd_file_decision <- function(object, files, chunk_rows = 100000L, call = parent.frame()) {
   files <- check_libsvm_files(files, "newdata", call = call)
   chunk_rows <- check_count(chunk_rows, "chunk_rows", call = call)
-  if (!is.null(object$centre)) abort_input("This fit centred its columns; read the file with {.fn read_libsvm} and give a dense matrix.", call = call)
+  # the weights and bias are on the user's columns also for a standardised fit
   d <- object$d
   parts <- libsvm_each_chunk(files, chunk_rows, function(chunk, index) {
     if (chunk$max_index > d) {

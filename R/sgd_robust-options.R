@@ -2,7 +2,7 @@
 # (lambda into its L2 and L1 parts), the loss description and the step guard.
 sgd_settings <- function(loss, method, option, bias, multiclass, warm_start, penalty, lambda,
                          l1_ratio, s, alpha, beta, c, eta, epochs, tol, bias_step, step_guard,
-                         eta_sample, record_iterates, center, verbose, call = parent.frame()) {
+                         eta_sample, record_iterates, standardize, verbose, call = parent.frame()) {
   check_number(lambda, "lambda", lower = 0, call = call)
   check_number(l1_ratio, "l1_ratio", lower = 0, upper = 1, call = call)
   lambda_l1 <- switch(penalty, l2 = 0, l1 = lambda, elasticnet = lambda * l1_ratio)
@@ -24,13 +24,13 @@ sgd_settings <- function(loss, method, option, bias, multiclass, warm_start, pen
   eta_sample <- check_count(eta_sample, "eta_sample", call = call)
   check_flag(record_iterates, "record_iterates", call = call)
   loss_spec <- sgd_loss_spec(loss, s = s, alpha = alpha, beta = beta, c = c, call = call)
-  check_flag(center, "center", call = call)
+  check_flag(standardize, "standardize", call = call)
   check_flag(verbose, "verbose", call = call)
   list(loss = loss, method = method, option = option, bias = bias, multiclass = multiclass,
        warm_start = warm_start, penalty = penalty, lambda = lambda, l1_ratio = l1_ratio,
        lambda_l1 = lambda_l1, lambda_l2 = lambda_l2, eta = eta, epochs = epochs, tol = tol,
        bias_step = bias_step, eta_sample = eta_sample, record_iterates = record_iterates,
-       loss_spec = loss_spec, center = center, verbose = verbose,
+       loss_spec = loss_spec, standardize = standardize, verbose = verbose,
        # record_iterates shows Algorithm 1 exactly as written (tests replay
        # it): no warm start, no step guard.
        guard = if (record_iterates) 0 else step_guard)

@@ -53,6 +53,10 @@ update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, 
   n_models <- if (multi) length(object$levels) else 1L
   from_file <- is.character(x)
   if (from_file) {
+    if (!is.null(object$centre) || !is.null(object$scale)) {
+      abort_input(c("This fit standardised its columns in memory; {.fn update} cannot stream raw rows from files into it.",
+                    "i" = "Read the file with {.fn read_libsvm}, or fit with {.code standardize = FALSE}."))
+    }
     files <- check_libsvm_files(x)
     if (!is.null(y)) abort_input("{.arg y} must be {.code NULL} when {.arg x} names LIBSVM files.")
     chunk_rows <- check_count(chunk_rows %||% 100000L, "chunk_rows")
@@ -66,17 +70,18 @@ update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, 
       abort_input("{.arg x} has {ncol(x)} column{?s}; the fit has {d}.",
                   class = "noisylabels_error_dimension")
     }
-    if (!is.null(object$centre)) {
-      if (inherits(x, "sparseMatrix")) abort_input("The fit centred its columns; give dense {.arg x}.")
-      x <- x - rep(object$centre, each = nrow(x))
+    if (!is.null(object$centre) && inherits(x, "sparseMatrix")) {
+      abort_input("The fit centred its columns; give dense {.arg x}.")
     }
+    x <- sgd_apply_standardize(x, object$centre, object$scale)
     n <- nrow(x)
     new_lab <- sgd_labels(y, n, template = lab)
     case_w <- sgd_case_weights(weights, NULL, new_lab, n)
     chunk_rows <- if (is.null(chunk_rows)) n else check_count(chunk_rows, "chunk_rows")
     src <- sgd_memory_source(x, y, lab, case_w$weight, chunk_rows = chunk_rows)
   }
-  start <- sgd_start(stats::coef(object), d, object$bias_mode, object$centre, n_models)
+  start <- sgd_start(stats::coef(object), d, object$bias_mode, object$centre, n_models,
+                     scale = object$scale)
   opts <- sgd_core_options(sgd_fit_settings(object),
                            eta = if (object$method == "pegasos") 1 else object$eta, epochs = 1L,
                            seed = seed, multinomial = identical(object$multiclass, "multinomial"),
@@ -94,7 +99,7 @@ update.sgd_robust <- function(object, x, y = NULL, epochs = 1L, weights = NULL, 
   old_trace <- object$trace
   fit <- suppressWarnings(sgd_build_fit(
     res, train, c(lab, list(levels = object$levels)), opts, call = match.call(), x = xnames,
-    centre = object$centre,
+    centre = object$centre, scale = object$scale,
     extra = list(eta_initial = object$eta_initial, eta_auto = object$eta_auto, tol = object$tol,
                  seed = seed, option = object$option, bias_mode = object$bias_mode,
                  bias_step = object$bias_step, epochs = epochs, warm_start = "none",

@@ -45,8 +45,11 @@
 #'
 #' Convergence: the fit is called converged when the primal objective changed
 #' by at most `tol` (relative) over the last epoch (for a single epoch: against
-#' the objective at the starting point); otherwise a
-#' `noisylabels_warning_convergence` warning is given.
+#' the objective at the starting point) and the training error has settled:
+#' over the last three epochs (or all of them, if fewer) it moved by at most
+#' max(0.01, 2/n, `tol`) (a single epoch is judged by its objective alone), at a
+#' level below the error of predicting the most frequent class; otherwise a
+#' `noisylabels_warning_convergence` warning says which did not hold.
 #'
 #' Step guard: when an epoch ends with an objective more than `step_guard`
 #' (relative) above the previous epoch's (or the starting point's), or with
@@ -190,20 +193,26 @@
 #' @param bias `"feature"`, `"separate"` or `"none"`.
 #' @param bias_step For `bias = "separate"`: the bias step as a fraction of
 #'   the weight step (Bottou's svmsgd uses 0.01).
-#' @param center Centre the columns of a dense `x` on their means before
-#'   training (`x_valid` is shifted by the same means); the reported bias and
-#'   [predict()] refer to the original columns. The model class is unchanged,
-#'   but SGD from w = 0 behaves differently: on all-positive features (e.g.
-#'   scaled to \[0, 1\]) with unbalanced classes the first updates move every
-#'   margin towards the majority class along the mean of x, which can push a
-#'   bounded loss with a derivative symmetric about its midpoint (the smooth
-#'   ramp with s = -1 or -0.7) into its flat regions for every example, i.e.
-#'   to the constant classifier. Centring removes that direction. The
-#'   objective in `trace` is that of the centred problem.
+#' @param standardize Standardise the columns of `x` in memory before
+#'   training, as [gpc_ep()] and [gpr_pursuit()] do: a dense `x` is centred on
+#'   its column means and divided by its column sds (a constant column is only
+#'   centred); a sparse `x` is only divided by its sds, so that its zeros stay
+#'   zero. `x_valid` and the data of [update()] get the same transformation.
+#'   The fit stores it (`centre`, `scale`) and reports `coefficients`,
+#'   `weights` and `bias` on the user's columns, so [predict()] takes raw
+#'   inputs; `lambda` penalises the weights of the standardised columns and
+#'   the objective in `trace` is that of the standardised problem. LIBSVM
+#'   files (streamed) are used as they are. With raw inputs on very different
+#'   scales SGD from w = 0 can stall far from the optimum (80 iris rows,
+#'   versicolor / virginica: training error 0.28 raw, 0.03 standardised), and
+#'   on all-positive features with unbalanced classes the first updates move
+#'   every margin along the mean of x, which can push a bounded loss into its
+#'   flat regions (the constant classifier); centring removes that direction.
+#'   `center` is its deprecated old name.
 #' @param init Starting point instead of w = 0: a fitted `sgd_robust` model
 #'   (e.g. one epoch of the logistic loss), its [coef()] (intercept first),
 #'   or the weights alone (intercept 0). On the user's columns, also with
-#'   `center = TRUE`.
+#'   `standardize = TRUE`.
 #' @param weights Optional non-negative weight per row (see Weights).
 #' @param class_weight `NULL`, `"balanced"` or a named numeric vector of
 #'   weights per class (see Weights).
@@ -301,7 +310,7 @@ sgd_robust.default <- function(x, y = NULL,
                                lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
                                eta = NULL, epochs = 15L, option = c("B", "A"),
                                bias = c("feature", "separate", "none"), bias_step = 0.01,
-                               center = FALSE, init = NULL,
+                               standardize = TRUE, init = NULL,
                                weights = NULL, class_weight = NULL,
                                multiclass = c("auto", "ovr", "multinomial"),
                                warm_start = c("auto", "hinge", "none"), step_guard = 0.25,
@@ -312,7 +321,18 @@ sgd_robust.default <- function(x, y = NULL,
                                x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
                                seed = NULL, record_iterates = FALSE, ...) {
   call <- match.call()
-  check_dots_empty("sgd_robust", ...)
+  # checked first: a function given as `c` would be called by every c() here
+  if (!is.numeric(c) || length(c) != 1L || is.na(c) || !is.finite(c)) {
+    abort_input("{.arg c} must be a single finite number (the Gompertz loss parameter).")
+  }
+  if ("center" %in% ...names()) {
+    dots <- list(...)
+    standardize <- renamed_arg(dots, "center", "standardize", standardize, missing(standardize))
+    dots$center <- NULL
+    do.call(check_dots_empty, c(list("sgd_robust"), dots))
+  } else {
+    check_dots_empty("sgd_robust", ...)
+  }
   loss <- match_arg(loss)
   method <- match_arg(method)
   option <- match_arg(option)
@@ -326,7 +346,7 @@ sgd_robust.default <- function(x, y = NULL,
                       s = s, alpha = alpha, beta = beta, c = c, eta = eta, epochs = epochs,
                       tol = tol, bias_step = bias_step, step_guard = step_guard,
                       eta_sample = eta_sample, record_iterates = record_iterates,
-                      center = center, verbose = verbose)
+                      standardize = standardize, verbose = verbose)
   inp <- sgd_input(x, y, weights, x_valid, y_valid, chunk_rows, n_features, cfg)
   cfg$shards <- sgd_check_shards(shards, inp, cfg, validation_fraction, n_iter_no_change)
   cfg$seed <- check_count(seed %||% draw_seed(), "seed", lower = 0)
@@ -342,7 +362,7 @@ sgd_robust.default <- function(x, y = NULL,
   opts <- sgd_starting_point(opts, cfg, init, warm, train, inp)
   run <- sgd_run(src, train, opts, cfg, inp)
   sgd_build_fit(run$res, run$train, inp$lab, opts, call = call,
-                x = if (inp$from_file) NULL else inp$x, centre = inp$centre,
+                x = if (inp$from_file) NULL else inp$x, centre = inp$centre, scale = inp$scale,
                 extra = sgd_fit_record(run$res, opts, cfg, inp, warm))
 }
 
@@ -382,7 +402,7 @@ sgd_use_warm_start <- function(cfg, init, call = parent.frame()) {
 sgd_starting_point <- function(opts, cfg, init, warm, train, inp, call = parent.frame()) {
   n_models <- inp$n_models
   if (!is.null(init)) {
-    start <- sgd_start(init, train$d, cfg$bias, inp$centre, n_models)
+    start <- sgd_start(init, train$d, cfg$bias, inp$centre, n_models, scale = inp$scale)
     opts$w_init <- start$w
     opts$b_init <- start$b
   }

@@ -46,7 +46,8 @@ sim_label_dist <- function(M = 4, U = 100, N = 1000, group_size = 30, D = 10, al
   group_size <- check_count(group_size, "group_size", 1)
   D <- check_count(D, "D", 1)
   n_test <- check_count(n_test, "n_test", 0)
-  check_allocation(8 * 4 * (as.double(N) + n_test) * (D + M) + 8 * 4 * as.double(U) * M,
+  check_allocation(8 * 4 * (as.double(N) + n_test) * (D + M) + 8 * 4 * as.double(U) * M +
+                     8 * 3 * as.double(M)^2,  # the M x M noise transition and its prior
                    "The simulated data")
   for (nm in c("alpha_w", "alpha_c0", "alpha_c1", "alpha_s")) {
     check_number(get(nm), nm, 0, open_lower = TRUE)

@@ -34,7 +34,9 @@ corrupt_regression <- function(f, y, corruption, prob, scale, constant) {
 #' * `"constant"`: the value `constant`;
 #' * `"student_t"`: f + scale * t_2 (heavy-tailed noise around the truth).
 #' The paper's exact constants were lost; these are our documented defaults:
-#' `scale` = sd(f) and `constant` = max(f) + 3 sd(f) of the drawn sample.
+#' `scale` = sd(f) and `constant` = max(f) + 3 sd(f) of the drawn sample
+#' (sd(f) taken as 0 for a single point). A given `scale` or `constant` must
+#' be a finite number (`scale` >= 0).
 #'
 #' @param n Number of points.
 #' @param d Input dimension of the Friedman problem.
@@ -81,11 +83,16 @@ sim_hartmann6 <- function(n, noise_sd = 0.05,
   sim_finish(x, f, noise_sd, corruption, prob, scale, constant)
 }
 
-sim_finish <- function(x, f, noise_sd, corruption, prob, scale, constant) {
+sim_finish <- function(x, f, noise_sd, corruption, prob, scale, constant,
+                       call = parent.frame()) {
   n <- length(f)
+  if (!is.null(scale)) check_number(scale, "scale", 0, call = call)
+  if (!is.null(constant)) check_number(constant, "constant", call = call)
   y <- f + stats::rnorm(n, sd = noise_sd)
-  scale <- scale %||% stats::sd(f)
-  constant <- constant %||% (max(f) + 3 * stats::sd(f))
+  # sd() of a single point is NA: its spread is then 0, not a missing label
+  sd_f <- if (n > 1L) stats::sd(f) else 0
+  scale <- scale %||% sd_f
+  constant <- constant %||% (max(f) + 3 * sd_f)
   cr <- corrupt_regression(f, y, corruption, prob, scale, constant)
   list(x = x, y = cr$y, f = f, y_clean = y, is_corrupted = cr$is_corrupted,
        corrupted = cr$corrupted)

@@ -74,7 +74,8 @@ check_dots_empty <- function(fn, ..., call = parent.frame()) {
 
 # Run a C++ entry point and turn its std::exception into a classed R error
 # that names the routine and keeps the core's message. A stop by Ctrl-C (the
-# core's Interrupted) becomes R's own interrupt. The BLAS runs with
+# core's Interrupted) becomes R's own interrupt; an R error its poll of R
+# caught (the time limit of setTimeLimit()) comes back as that error. The BLAS runs with
 # `noisylabels.blas_threads` threads (default 1, or `blas` where a fit's own
 # `threads` set it) for the duration of the call (see src/rcpp_blas.cpp for
 # why) and gets its own setting back afterwards.
@@ -85,8 +86,9 @@ call_core <- function(expr, call = parent.frame(), blas = NULL) {
   old_blas <- .blas_threads_set(blas_threads(call, default = blas %||% 1L))
   if (!is.na(old_blas)) on.exit(.blas_threads_set(old_blas), add = TRUE)
   interrupted <- FALSE
+  .poll_condition_take()  # nothing left over from an earlier call
   out <- tryCatch(expr, error = function(e) {
-    if (inherits(e, "noisylabels_error")) stop(e)
+    if (inherits(e, "noisylabels_error") || is_time_limit_error(e)) stop(e)
     if (identical(conditionMessage(e), "interrupted by the user")) {
       interrupted <<- TRUE
       return(NULL)
@@ -95,6 +97,16 @@ call_core <- function(expr, call = parent.frame(), blas = NULL) {
   })
   if (interrupted) signal_interrupt()
   out
+}
+
+# R's time limit (setTimeLimit(), as R.utils::withTimeout() and callr use it)
+# fired in R code the core called back (a progress display): R's error, not a
+# failure of the core, so it goes on as itself.
+is_time_limit_error <- function(e) {
+  if (inherits(e, "C++Error")) return(FALSE)
+  msgs <- c("reached elapsed time limit", "reached CPU time limit",
+            "reached session elapsed time limit", "reached session CPU time limit")
+  conditionMessage(e) %in% c(msgs, vapply(msgs, gettext, "", domain = "R"))
 }
 
 # Threads of the BLAS inside the package's C++ calls: the option
@@ -159,6 +171,15 @@ check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,
                 call = call)
   }
   invisible(x)
+}
+
+# The path of a file to write: one non-empty string.
+check_output_file <- function(file, arg = "file", call = parent.frame()) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    abort_input("{.arg {arg}} must be the path of the file to write, one string.",
+                class = "noisylabels_error_file", call = call)
+  }
+  invisible(file)
 }
 
 # A whole number in [lower, upper] (upper at most the largest integer).

@@ -77,6 +77,14 @@ label_issues.noisylabels_cv <- function(object, ...) {
 }
 
 #' @rdname cv-methods
+#' @param data For `augment()`: passed to the refitted model's `augment()`.
+#' @export
+augment.noisylabels_cv <- function(x, data = NULL, ...) {
+  check_fit(x, "noisylabels_cv")
+  augment(x$fit, data = data, ...)
+}
+
+#' @rdname cv-methods
 #' @export
 tidy.noisylabels_cv <- function(x, ...) {
   check_fit(x, "noisylabels_cv")
@@ -122,9 +130,15 @@ plot_cv_curve <- function(lambda, error, se, group, chosen, default_ylab, defaul
 
 # Which rows of a cross-validation result's grid hold the chosen setting:
 # cv_gpr_loo() chooses a lambda, cv_sgd_robust() a (lambda, s) pair.
-cv_chosen <- function(x) {
+cv_chosen <- function(x, call = parent.frame()) {
   r <- x$results
-  if (is.list(x$best)) r$lambda == x$best$lambda & r$s == x$best$s else r$lambda == x$best
+  ch <- if (is.list(x$best)) r$lambda == x$best$lambda & r$s == x$best$s else r$lambda == x$best
+  if (!is.logical(ch) || length(ch) != NROW(r) || anyNA(ch) || !any(ch)) {
+    abort_input(c("The cross-validation result's {.field best} does not name one setting of its grid.",
+                  "i" = "Refit with {.fn cv_gpr_loo} or {.fn cv_sgd_robust} instead of editing the result."),
+                class = "noisylabels_error_object", call = call)
+  }
+  ch
 }
 
 # The CV curve of a cv_gpr_loo() or cv_sgd_robust() result in one layout for

@@ -32,9 +32,16 @@ available_memory <- function() {
 }
 
 # Refuse an allocation of `bytes` (what `what` needs) before it is attempted
-# when it exceeds half the memory available: the work that follows needs
-# copies and workspace of the same order.
+# when it exceeds half the memory available (the work that follows needs
+# copies and workspace of the same order) or the limit of the option
+# `noisylabels.max_gb` (default 8 GB) that the dense fits obey.
 check_allocation <- function(bytes, what, call = parent.frame()) {
+  limit_gb <- getOption("noisylabels.max_gb", 8)
+  if (is.numeric(limit_gb) && length(limit_gb) == 1L && !is.na(limit_gb) && bytes > limit_gb * 2^30) {
+    abort_input(c("{what} needs about {format_bytes(bytes)}, more than the limit of {limit_gb} GB.",
+                  "i" = "Use a smaller size, or raise the option {.code noisylabels.max_gb} if the machine has the memory."),
+                class = "noisylabels_error_memory", call = call)
+  }
   avail <- available_memory()
   if (is.finite(avail) && bytes > avail / 2) {
     abort_input(c("{what} needs about {format_bytes(bytes)}, more than half of the {format_bytes(avail)} of memory available.",
@@ -52,8 +59,13 @@ format_bytes <- function(b) {
 
 # R's own interrupt: the condition Ctrl-C signals (so tryCatch(interrupt = )
 # and withCallingHandlers see it), then back to the top level as base R does.
-# Used when the C++ core stopped because the user pressed Ctrl-C.
+# Used when the C++ core stopped because its poll of R said stop. That poll
+# may also have caught an R error (setTimeLimit()'s "reached elapsed time
+# limit" comes out of R_CheckUserInterrupt); the monitor kept it and it is
+# raised here again as the error it is, so tryCatch(error = ) sees it.
 signal_interrupt <- function() {
+  caught <- .poll_condition_take()
+  if (inherits(caught, "error")) stop(caught)
   cond <- structure(class = c("interrupt", "condition"), list(message = "", call = NULL))
   signalCondition(cond)
   invokeRestart("abort")

@@ -785,6 +785,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// poll_condition_take_cpp
+SEXP poll_condition_take_cpp();
+RcppExport SEXP _noisylabels_poll_condition_take_cpp() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(poll_condition_take_cpp());
+    return rcpp_result_gen;
+END_RCPP
+}
+// monitor_poll_cpp
+bool monitor_poll_cpp();
+RcppExport SEXP _noisylabels_monitor_poll_cpp() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(monitor_poll_cpp());
+    return rcpp_result_gen;
+END_RCPP
+}
 // sgd_fit_cpp
 Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::List options);
 RcppExport SEXP _noisylabels_sgd_fit_cpp(SEXP dataSEXP, SEXP validSEXP, SEXP optionsSEXP) {
@@ -922,6 +940,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_chol_blocked_timing_cpp", (DL_FUNC) &_noisylabels_chol_blocked_timing_cpp, 5},
     {"_noisylabels_minimize_box_cpp", (DL_FUNC) &_noisylabels_minimize_box_cpp, 5},
     {"_noisylabels_monitor_demo_cpp", (DL_FUNC) &_noisylabels_monitor_demo_cpp, 6},
+    {"_noisylabels_poll_condition_take_cpp", (DL_FUNC) &_noisylabels_poll_condition_take_cpp, 0},
+    {"_noisylabels_monitor_poll_cpp", (DL_FUNC) &_noisylabels_monitor_poll_cpp, 0},
     {"_noisylabels_sgd_fit_cpp", (DL_FUNC) &_noisylabels_sgd_fit_cpp, 3},
     {"_noisylabels_sgd_choose_eta_cpp", (DL_FUNC) &_noisylabels_sgd_choose_eta_cpp, 3},
     {"_noisylabels_sgd_stream_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_stream_seconds_cpp, 2},

@@ -38,3 +38,39 @@ int monitor_demo_cpp(SEXP progress, int steps, int stages, int min_interval_ms,
   monitor.flush();
   return monitor.callback_calls();
 }
+
+namespace noisylabels {
+
+namespace {
+SEXP poll_condition = nullptr;  // preserved while held
+}  // namespace
+
+void set_poll_condition(SEXP cond) {
+  if (poll_condition != nullptr) R_ReleaseObject(poll_condition);
+  R_PreserveObject(cond);
+  poll_condition = cond;
+}
+
+}  // namespace noisylabels
+
+// The condition the monitor's last failed poll caught (an error such as R's
+// time limit, or an interrupt), or NULL; clears it. Called by
+// signal_interrupt() after the core stopped. rng = false: call_core() calls
+// it before every core call, also in future jobs that draw no random numbers
+// (an RNGScope would write .Random.seed, which future reports as misuse).
+// [[Rcpp::export(.poll_condition_take, rng = false)]]
+SEXP poll_condition_take_cpp() {
+  if (noisylabels::poll_condition == nullptr) return R_NilValue;
+  SEXP out = PROTECT(noisylabels::poll_condition);
+  R_ReleaseObject(out);
+  noisylabels::poll_condition = nullptr;
+  UNPROTECT(1);
+  return out;
+}
+
+// A poll of R as the core makes it, without the rate limit (tests: an R
+// error raised by R_CheckUserInterrupt must come back as itself).
+// [[Rcpp::export(.monitor_poll, rng = false)]]
+bool monitor_poll_cpp() {
+  return RMonitor::poll_r();
+}

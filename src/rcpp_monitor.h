@@ -1,5 +1,6 @@
 // Glue-side Monitor: polls R's interrupt flag without longjmp-ing through C++
-// frames (R_CheckUserInterrupt is run under R_ToplevelExec) and, when given
+// frames (R_CheckUserInterrupt is run under R_ToplevelExec, inside an R-level
+// tryCatch(error =, interrupt =) made by R_tryCatch) and, when given
 // an R function, reports progress to it (noisylabels:::progress_bar() makes
 // one that drives a cli progress bar). Asking R costs milliseconds per call
 // (measured ~2.7 ms in Rscript), so polls closer than 50 ms apart are
@@ -16,6 +17,14 @@
 //   }
 // An R error or interrupt raised inside the callback unwinds the C++ frames
 // as a C++ exception (Rcpp::Function evaluates under R_UnwindProtect).
+//
+// Interrupt or error: R_CheckUserInterrupt raises a user interrupt, but also
+// R's own errors from R_ProcessEvents (setTimeLimit()'s "reached elapsed time
+// limit", which R.utils::withTimeout(), Shiny and callr use). The poll keeps
+// the condition it caught (set_poll_condition()) and reports "stop" to the
+// core, which unwinds with Interrupted; R-side, signal_interrupt()
+// (R/utils-resources.R) takes the condition back (.poll_condition_take()) and
+// re-raises an error as the error it is, an interrupt as R's interrupt.
 #pragma once
 
 #include <Rcpp.h>
@@ -25,6 +34,10 @@
 #include "common/monitor.h"
 
 namespace noisylabels {
+
+// The condition (error or interrupt) the last poll of R caught, kept until
+// the R side takes it (rcpp_monitor.cpp).
+void set_poll_condition(SEXP cond);
 
 class RMonitor : public Monitor {
  public:
@@ -45,7 +58,20 @@ class RMonitor : public Monitor {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_poll_ < std::chrono::milliseconds(50)) return false;
     last_poll_ = now;
-    return !R_ToplevelExec(check_interrupt_fn, nullptr);
+    return poll_r();
+  }
+
+  // One poll of R (no rate limit): true if R asked to stop. The condition R
+  // raised, if any, is kept for the R side (see above).
+  static bool poll_r() {
+    SEXP cond = R_NilValue;
+    const Rboolean ok = R_ToplevelExec(check_interrupt_fn, &cond);
+    if (!Rf_isNull(cond)) {
+      set_poll_condition(cond);
+      R_ReleaseObject(cond);
+      return true;
+    }
+    return !ok;  // a jump the tryCatch did not catch: treat as an interrupt
   }
 
   void progress(int step, int total) override {
@@ -91,7 +117,25 @@ class RMonitor : public Monitor {
   bool pending_ = false;
   int pending_step_ = 0, pending_total_ = 0;
   int calls_ = 0;
-  static void check_interrupt_fn(void*) { R_CheckUserInterrupt(); }
+  static SEXP check_body(void*) {
+    R_CheckUserInterrupt();
+    return R_NilValue;
+  }
+  static SEXP catch_handler(SEXP cond, void* data) {
+    R_PreserveObject(cond);
+    *static_cast<SEXP*>(data) = cond;
+    return R_NilValue;
+  }
+  static void check_interrupt_fn(void* data) {
+    static SEXP conds = nullptr;
+    if (conds == nullptr) {
+      conds = Rf_allocVector(STRSXP, 2);
+      R_PreserveObject(conds);
+      SET_STRING_ELT(conds, 0, Rf_mkChar("error"));
+      SET_STRING_ELT(conds, 1, Rf_mkChar("interrupt"));
+    }
+    R_tryCatch(check_body, nullptr, conds, catch_handler, data, nullptr, nullptr);
+  }
 };
 
 }  // namespace noisylabels

@@ -63,3 +63,64 @@ test_that("Ctrl-C inside the dense factorizations ends in R's interrupt, not an 
   expect_match(out, "result: interrupted")
   expect_match(out, "alive 55")
 })
+
+# R's time limits (setTimeLimit(), which R.utils::withTimeout(), Shiny and
+# callr-style limits use) fire inside R_CheckUserInterrupt, i.e. inside the
+# core's poll: they must come back as R's error, caught by tryCatch(error = )
+# and seen by withCallingHandlers(), not as an interrupt or a dead session.
+time_limit_child <- function(fit_code, setup_code, limit = 1.5) {
+  code <- c(
+    "suppressPackageStartupMessages(library(noisylabels))", setup_code,
+    "seen <- FALSE",
+    sprintf("r <- tryCatch(withCallingHandlers({ setTimeLimit(elapsed = %s, transient = TRUE); %s; 'finished' },", limit, fit_code),
+    "  error = function(e) seen <<- TRUE),",
+    "  interrupt = function(i) 'interrupted',",
+    "  error = function(e) paste0('error [', class(e)[1], ']: ', conditionMessage(e)))",
+    "setTimeLimit()",
+    "cat('result:', r, '\\n'); cat('handler saw it:', seen, '\\n'); x <- sum(1:10); cat('alive', x, '\\n')")
+  file <- withr::local_tempfile(fileext = ".R")
+  writeLines(code, file)
+  p <- processx::run(file.path(R.home("bin"), "Rscript"), file, error_on_status = FALSE, timeout = 120)
+  paste(p$stdout, p$stderr)
+}
+
+test_that("a time limit during a fit is R's error, catchable, and the session goes on", {
+  skip_on_cran()
+  skip_on_os("windows")
+  skip_if_not_installed("processx")
+  cases <- list(
+    c("sgd_robust(x, y, epochs = 1e9)",
+      "set.seed(1); x <- matrix(rnorm(2000 * 5), 2000); y <- factor(x[, 1] > 0)"),
+    c("sgd_robust(x, y, epochs = 1e9, tol = 0)",
+      "set.seed(1); x <- matrix(rnorm(2000 * 5), 2000); y <- factor(x[, 1] > 0)"),
+    c("label_dist_vb(s$x, s$groups, s$label_dist, restarts = 1e9)",
+      "set.seed(1); s <- sim_label_dist(M = 3, U = 60, N = 200, group_size = 10, D = 4)"),
+    c("label_dist_vb(s$x, s$groups, s$label_dist, restarts = 1e9, tol = 0)",
+      "set.seed(1); s <- sim_label_dist(M = 3, U = 60, N = 200, group_size = 10, D = 4)"))
+  for (cs in cases) {
+    out <- time_limit_child(cs[1], cs[2])
+    expect_match(out, "result: error \\[simpleError\\]: reached elapsed time limit", info = cs[1])
+    expect_match(out, "handler saw it: TRUE", info = cs[1])
+    expect_match(out, "alive 55", info = cs[1])
+    expect_no_match(out, "Execution halted", info = cs[1])
+  }
+})
+
+test_that("a poll of R that hits an R error hands that error back, not an interrupt", {
+  skip_on_cran()
+  skip_on_os("windows")
+  # a core-style loop polling R (rate-limited to one poll per 50 ms) for
+  # far longer than the limit: the limit fires inside the poll
+  seen <- NULL
+  err <- tryCatch(withCallingHandlers({
+    setTimeLimit(elapsed = 0.5, transient = TRUE)
+    noisylabels:::call_core(noisylabels:::.monitor_demo(NULL, 2e9, 1L, 100L))
+  }, error = function(e) seen <<- e), error = function(e) e, interrupt = function(i) "interrupt")
+  setTimeLimit()
+  expect_s3_class(err, "simpleError")
+  expect_match(conditionMessage(err), "time limit")
+  expect_identical(seen, err)
+  # nothing is left over for the next call
+  expect_null(noisylabels:::.poll_condition_take())
+  expect_identical(sum(1:10), 55L)
+})

@@ -87,7 +87,8 @@ test_that("cv_sgd_robust(weights = ) gives each fold the weights of its rows", {
   expect_equal(cv$folds, fold_id)
   errs <- vapply(1:3, function(k) {
     test <- fold_id == k
-    fit <- suppressWarnings(sgd_robust(dat$x[!test, ], dat$y[!test], loss = "hinge", lambda = 1e-3,
+    # cv_sgd_robust() fits with sgd_robust()'s own default (standardize = TRUE)
+    fit <- suppressWarnings(noisylabels::sgd_robust(dat$x[!test, ], dat$y[!test], loss = "hinge", lambda = 1e-3,
                                        epochs = 2, eta = 0.1, seed = seeds[k], weights = w[!test]))
     stats::weighted.mean(predict(fit, dat$x[test, ]) != dat$y[test], w[test])
   }, 0)

@@ -238,25 +238,76 @@ test_that("a diverging run stops with an error suggesting a smaller eta", {
                class = "noisylabels_error_numeric", regexp = "smaller eta")
 })
 
-test_that("center = TRUE is a fit on centred columns reported on the original scale", {
+test_that("standardize = TRUE is a fit on standardised columns reported on the original scale", {
   set.seed(5)
   n <- 80
-  x <- cbind(runif(n), runif(n), runif(n))
-  y <- ifelse(x[, 1] - x[, 2] + 0.1 * rnorm(n) > 0.3, 1, -1)
-  fit <- suppressWarnings(sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
-                                     epochs = 4, center = TRUE, seed = 9))
+  x <- cbind(runif(n), 10 * runif(n), runif(n) + 5)
+  y <- ifelse(x[, 1] - x[, 2] / 10 + 0.1 * rnorm(n) > 0.3, 1, -1)
+  fit <- suppressWarnings(noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
+                                     epochs = 4, seed = 9))
   m <- colMeans(x)
-  ref <- suppressWarnings(sgd_robust(sweep(x, 2, m), y, loss = "smooth_ramp", lambda = 1e-3,
-                                     eta = 0.2, epochs = 4, seed = 9))
-  expect_equal(fit$weights, ref$weights, tolerance = 1e-12)
-  expect_equal(fit$bias, ref$bias - sum(ref$weights * m), tolerance = 1e-12)
-  # predictions on the raw columns equal the centred fit's on centred columns
-  expect_equal(predict(fit, x, type = "link"), predict(ref, sweep(x, 2, m), type = "link"),
+  s <- apply(x, 2, sd)
+  xs <- scale(x)
+  ref <- suppressWarnings(noisylabels::sgd_robust(xs, y, loss = "smooth_ramp", lambda = 1e-3,
+                                     eta = 0.2, epochs = 4, seed = 9, standardize = FALSE))
+  expect_equal(fit$centre, m)
+  expect_equal(fit$scale, s)
+  expect_equal(fit$weights, ref$weights / s, tolerance = 1e-12, ignore_attr = TRUE)
+  expect_equal(fit$bias, ref$bias - sum(ref$weights / s * m), tolerance = 1e-12)
+  # predictions on the raw columns equal the standardised fit's on standardised columns
+  expect_equal(predict(fit, x, type = "link"), predict(ref, xs, type = "link"),
                tolerance = 1e-10, ignore_attr = TRUE)
   expect_equal(fit$margins, ref$margins, tolerance = 1e-12)
-  expect_error(sgd_robust(Matrix::Matrix(x, sparse = TRUE), y, center = TRUE),
-               class = "noisylabels_error_input")
-  expect_error(sgd_robust(x, y, center = NA), class = "noisylabels_error_input")
+  expect_equal(fit$trace$objective, ref$trace$objective, tolerance = 1e-12)
+  # a sparse x is only scaled (its zeros stay zero)
+  xsp <- Matrix::Matrix(x * (x > 3), sparse = TRUE)
+  fsp <- suppressWarnings(noisylabels::sgd_robust(xsp, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
+                                     epochs = 4, seed = 9))
+  ssp <- apply(as.matrix(xsp), 2, sd)
+  ssp[ssp == 0] <- 1
+  expect_null(fsp$centre)
+  expect_equal(fsp$scale, ssp, tolerance = 1e-12, ignore_attr = TRUE)
+  rsp <- suppressWarnings(noisylabels::sgd_robust(sweep(as.matrix(xsp), 2, ssp, "/"), y, loss = "smooth_ramp",
+                                     lambda = 1e-3, eta = 0.2, epochs = 4, seed = 9, standardize = FALSE))
+  expect_equal(predict(fsp, xsp, type = "link"), predict(rsp, sweep(as.matrix(xsp), 2, ssp, "/"), type = "link"),
+               tolerance = 1e-10, ignore_attr = TRUE)
+  expect_error(noisylabels::sgd_robust(x, y, standardize = NA), class = "noisylabels_error_input")
+  # center is the deprecated old name
+  expect_warning(old <- withCallingHandlers(
+    noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2, epochs = 4,
+                            seed = 9, center = FALSE),
+    noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning")),
+    class = "noisylabels_warning_deprecated")
+  expect_null(old$scale)
+  expect_error(noisylabels::sgd_robust(x, y, center = TRUE, standardize = TRUE), class = "noisylabels_error_input")
+})
+
+test_that("sgd_robust on raw iris rows reaches a low training error or warns", {
+  # the issue-40 case: 80 raw rows of two classes, default settings
+  for (s in 1:3) {
+    set.seed(s)
+    d <- droplevels(iris[sample(51:150, 80), ])
+    w <- NULL
+    fit <- withCallingHandlers(noisylabels::sgd_robust(Species ~ ., d),
+                               noisylabels_warning_convergence = function(c) {
+                                 w <<- c
+                                 invokeRestart("muffleWarning")
+                               })
+    err <- mean(predict(fit, d) != d$Species)
+    expect_true(err <= 0.10 || !is.null(w), label = paste("seed", s, "error", err))
+    expect_identical(fit$converged, is.null(w))
+  }
+  # raw columns: a flat training error far above the optimum is not "converged"
+  set.seed(1)
+  d <- droplevels(iris[sample(51:150, 80), ])
+  w <- NULL
+  fit <- withCallingHandlers(noisylabels::sgd_robust(Species ~ ., d, standardize = FALSE),
+                             noisylabels_warning_convergence = function(c) {
+                               w <<- c
+                               invokeRestart("muffleWarning")
+                             })
+  err <- mean(predict(fit, d) != d$Species)
+  expect_true(err <= 0.10 || !is.null(w), label = paste("raw error", err))
 })
 
 test_that("init starts the iterates at the given coefficients, in every bias mode", {
@@ -281,21 +332,21 @@ test_that("init starts the iterates at the given coefficients, in every bias mod
                tolerance = 1e-10)
 })
 
-test_that("init is on the user's columns, also when the fit centres them", {
+test_that("init is on the user's columns, also when the fit standardises them", {
   dat <- sgd_toy(n = 60, d = 3, seed = 4)
   x <- dat$x + 3  # far from centred
   start <- c(0.7, -0.2, 0.5, 1.1)
-  for (center in c(FALSE, TRUE)) for (bias in c("feature", "separate")) {
+  for (std in c(FALSE, TRUE)) for (bias in c("feature", "separate")) {
     # A negligible step: the fit must hand back (almost exactly) its start.
-    fit <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12,
-                                       epochs = 1, center = center, bias = bias, seed = 1,
+    fit <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12,
+                                       epochs = 1, standardize = std, bias = bias, seed = 1,
                                        init = start))
-    expect_equal(unname(coef(fit)), start, tolerance = 1e-9, label = paste(center, bias))
+    expect_equal(unname(coef(fit)), start, tolerance = 1e-9, label = paste(std, bias))
   }
   # a fitted model as the start: continuing from it
-  a <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", epochs = 2, seed = 2, center = TRUE))
-  b <- suppressWarnings(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12, epochs = 1,
-                                   seed = 3, center = TRUE, init = a))
+  a <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", epochs = 2, seed = 2))
+  b <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12, epochs = 1,
+                                   seed = 3, init = a))
   expect_equal(coef(b), coef(a), tolerance = 1e-9)
 })
 

@@ -29,8 +29,10 @@ for (dn in names(sets)) {
       for (cfg in c("A", "B", "Bc")) {
         if (cfg == "Bc" && dn == "a7a") next
         set.seed(100 + seed)
+        # "Bc": standardised columns (was centring only, `center = TRUE`,
+        # when these results were taken; standardize = TRUE also scales)
         f <- suppressWarnings(sgd_robust(d$x, yy, loss = loss, option = substr(cfg, 1, 1),
-                                         center = cfg == "Bc"))
+                                         standardize = cfg == "Bc"))
         rows[[length(rows) + 1]] <- data.frame(data = dn, flip = flip, seed = seed, loss = loss,
                                                cfg = cfg, eta = f$eta, err = test_error(f, d))
       }
