@@ -295,32 +295,6 @@ check_dense_memory <- function(n, copies = 3, limit_gb = getOption("noisylabels.
   invisible(need)
 }
 
-# Run one function per cross-validation fold: through future.apply (in
-# parallel when a future::plan() is set) if it is installed, else lapply().
-# `future_seed` is passed on as future.seed: NULL when each fold gets an
-# explicit seed, TRUE when the fold function draws from R's RNG. Progress
-# (one step per fold, through progressr; see R/utils-progress.R) follows
-# `verbose`; the fits inside the folds show none.
-lapply_folds <- function(folds, fun, future_seed = NULL, verbose = NULL,
-                         name = "Cross-validation folds") {
-  with_fold_progress(folds, name, verbose, function(tick) {
-    # `...` is accepted and ignored: future.apply finds `...` among the
-    # globals of `fun` (a fold function of a caller with dots, e.g.
-    # cv_sgd_robust()) and passes it on as FUN's dots; `fun` reads its own.
-    one <- function(k, ...) {
-      out <- fun(k)
-      tick()
-      out
-    }
-    if (requireNamespace("future.apply", quietly = TRUE)) {
-      future.apply::future_lapply(seq_len(folds), one, future.seed = future_seed,
-                                  future.packages = "noisylabels")
-    } else {
-      lapply(seq_len(folds), one)
-    }
-  })
-}
-
 # Draw a seed for C++ from R's RNG so set.seed() reproduces a fit.
 draw_seed <- function() as.integer(stats::runif(1, 0, .Machine$integer.max))
 
@@ -339,4 +313,18 @@ renamed_arg <- function(dots, old, new, value, new_missing, call = parent.frame(
                   i = "The old name will be removed in a later version."),
                 class = "noisylabels_warning_deprecated", call = call)
   dots[[old]]
+}
+
+# R's own interrupt: the condition Ctrl-C signals (so tryCatch(interrupt = )
+# and withCallingHandlers see it), then back to the top level as base R does.
+# Used when the C++ core stopped because its poll of R said stop. That poll
+# may also have caught an R error (setTimeLimit()'s "reached elapsed time
+# limit" comes out of R_CheckUserInterrupt); the monitor kept it and it is
+# raised here again as the error it is, so tryCatch(error = ) sees it.
+signal_interrupt <- function() {
+  caught <- .poll_condition_take()
+  if (inherits(caught, "error")) stop(caught)
+  cond <- structure(class = c("interrupt", "condition"), list(message = "", call = NULL))
+  signalCondition(cond)
+  invokeRestart("abort")
 }

@@ -123,3 +123,29 @@ local_nested_progress <- function(.envir = parent.frame()) {
   do.call(base::on.exit, list(bquote(options(.(old))), add = TRUE), envir = .envir)
   invisible(old)
 }
+
+# Run one function per cross-validation fold: through future.apply (in
+# parallel when a future::plan() is set) if it is installed, else lapply().
+# `future_seed` is passed on as future.seed: NULL when each fold gets an
+# explicit seed, TRUE when the fold function draws from R's RNG. Progress
+# (one step per fold, through progressr; see R/utils-progress.R) follows
+# `verbose`; the fits inside the folds show none.
+lapply_folds <- function(folds, fun, future_seed = NULL, verbose = NULL,
+                         name = "Cross-validation folds") {
+  with_fold_progress(folds, name, verbose, function(tick) {
+    # `...` is accepted and ignored: future.apply finds `...` among the
+    # globals of `fun` (a fold function of a caller with dots, e.g.
+    # cv_sgd_robust()) and passes it on as FUN's dots; `fun` reads its own.
+    one <- function(k, ...) {
+      out <- fun(k)
+      tick()
+      out
+    }
+    if (requireNamespace("future.apply", quietly = TRUE)) {
+      future.apply::future_lapply(seq_len(folds), one, future.seed = future_seed,
+                                  future.packages = "noisylabels")
+    } else {
+      lapply(seq_len(folds), one)
+    }
+  })
+}

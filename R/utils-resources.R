@@ -57,16 +57,3 @@ format_bytes <- function(b) {
   sprintf("%.1f %s", b / 1024^(k - 1L), units[k])
 }
 
-# R's own interrupt: the condition Ctrl-C signals (so tryCatch(interrupt = )
-# and withCallingHandlers see it), then back to the top level as base R does.
-# Used when the C++ core stopped because its poll of R said stop. That poll
-# may also have caught an R error (setTimeLimit()'s "reached elapsed time
-# limit" comes out of R_CheckUserInterrupt); the monitor kept it and it is
-# raised here again as the error it is, so tryCatch(error = ) sees it.
-signal_interrupt <- function() {
-  caught <- .poll_condition_take()
-  if (inherits(caught, "error")) stop(caught)
-  cond <- structure(class = c("interrupt", "condition"), list(message = "", call = NULL))
-  signalCondition(cond)
-  invokeRestart("abort")
-}
