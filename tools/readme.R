@@ -23,10 +23,11 @@ mask <- function(x) {
 new <- mask(readLines(target))
 old <- mask(readLines("README.md"))
 if (!identical(new, old)) {
-  d <- which(seq_len(max(length(new), length(old))) %in% which(new[seq_along(old)] != old[seq_along(new)]))
+  m <- min(length(new), length(old))
+  d <- c(which(new[seq_len(m)] != old[seq_len(m)]), if (length(new) != length(old)) m + 1)
   message("README.md is not what README.Rmd produces (run `make readme`); first differing lines:")
-  for (i in utils::head(c(d, if (length(new) != length(old)) min(length(new), length(old)) + 1), 5)) {
-    message("  committed: ", old[i], "\n  knitted:   ", new[i])
+  for (i in utils::head(d, 5)) {
+    message("  line ", i, "\n  committed: ", old[i], "\n  knitted:   ", new[i])
   }
   quit(status = 1)
 }
