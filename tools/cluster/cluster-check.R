@@ -15,6 +15,10 @@ template <- normalizePath(if (length(args)) args[1] else "tools/cluster/slurm.tm
 for (p in c("future.batchtools", "future.apply", "ranger")) {
   if (!requireNamespace(p, quietly = TRUE)) stop("cluster-check needs the ", p, " package")
 }
+# batchtools lists a user's running jobs with `squeue --user=$USER`: with
+# USER unset (e.g. a root shell from a container or CI) squeue lists none,
+# and every job still running looks expired.
+if (!nzchar(Sys.getenv("USER"))) Sys.setenv(USER = system2("id", "-un", stdout = TRUE))
 if (!nzchar(Sys.which("sbatch"))) stop("cluster-check: no sbatch on the PATH (start Slurm first)")
 
 # batchtools keeps its registries (job files, results, logs) under the

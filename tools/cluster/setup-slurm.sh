@@ -111,8 +111,8 @@ start() {
   if running "$STATE/slurmctld.pid"; then
     log "slurmctld already running"
   else
-    # -i: ignore state left by an earlier run (old jobs, old node records)
-    $SUDO /usr/sbin/slurmctld -i || { log "slurmctld did not start:"; $SUDO tail -n 5 /var/log/slurm/slurmctld.log; exit 1; }
+    # -c: start clean, without the jobs and node records of an earlier run
+    $SUDO /usr/sbin/slurmctld -c || { log "slurmctld did not start:"; $SUDO tail -n 5 /var/log/slurm/slurmctld.log; exit 1; }
     log "slurmctld started"
   fi
   if running "$STATE/slurmd.pid"; then
