@@ -60,8 +60,10 @@ fi
 #   mlr3 lgr: the mlr3 adapter and its test
 # What this adds from none of them installed: 37 packages from CRAN (14 of
 # them compiled: rlang, vctrs, cli, dplyr, data.table, nanonext, GauPro, ...)
-# and Debian's r-cran-uuid and r-cran-palmerpenguins; 450 s of CPU (no
-# ccache), 13.5 min wall on the 2 cores shared with other jobs (load ~5).
+# and Debian's r-cran-uuid and r-cran-palmerpenguins: 5 min 3 s wall, 409 s
+# of CPU (no ccache, into an empty library, machine otherwise idle: load 0.2);
+# 13.5 min when the 2 cores were shared with other jobs (load ~5). GauPro's
+# C++ (110 s on one core) is the last step before tune.
 CRAN_R="$CRAN_R tune parsnip workflows rsample mlr3 lgr"
 # Versions that CRAN packages need without declaring them (checked as the
 # declared ones): mlr3measures calls checkmate::assert_permutation()
