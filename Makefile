@@ -6,7 +6,7 @@ VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 LIB     ?= $(CURDIR)/check/lib
 
-.PHONY: deps document install demo check test bench clean site site-check review-check sanitize valgrind readme readme-check
+.PHONY: deps document install demo check test bench clean site site-check review-check sanitize valgrind readme readme-check cluster-check
 
 deps:
 	tools/install-deps.sh
@@ -85,6 +85,14 @@ sanitize:
 valgrind:
 	tools/install-deps.sh --sanitize
 	tools/sanitize.sh valgrind
+
+# A real scheduler: install (Debian slurm-wlm + munge) and start a one-node
+# Slurm cluster, run find_label_issues() folds and the chunked confident
+# learning as Slurm jobs through future.batchtools::batchtools_slurm and
+# compare them with the sequential answers (identical()), then stop the
+# daemons. Needs root (or sudo). See tools/cluster/.
+cluster-check: install
+	LIB=$(LIB) tools/cluster/cluster-check.sh
 
 clean:
 	rm -rf check $(PKG)_*.tar.gz src/*.o src/core/*/*.o src/*.so demo-output inst/bench/build docs sanitize-out

@@ -24,9 +24,13 @@ export _R_CHECK_CRAN_INCOMING_=false
 export _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false
 export _R_CHECK_SYSTEM_CLOCK_=0
 export NOT_CRAN=${NOT_CRAN:-true}
-# Suggested packages that Debian does not package (tidymodels tune/parsnip/workflows, mlr3)
-# are optional: their tests skip when absent.
+# Suggested packages are optional for R CMD check (their tests skip when
+# absent), but tools/install-deps.sh installs the adapters' ones (caret,
+# tidymodels tune/parsnip/workflows/rsample, mlr3, from CRAN where Debian has
+# none): here their tests must run, and a missing one fails
+# (tests/testthat/test-issues-adapters.R).
 export _R_CHECK_FORCE_SUGGESTS_=${_R_CHECK_FORCE_SUGGESTS_:-false}
+export NOISYLABELS_REQUIRE_ADAPTERS=${NOISYLABELS_REQUIRE_ADAPTERS:-true}
 # --as-cran looks up missing suggested packages in CRAN's web database
 # (web/packages/packages.rds) to see whether they are orphaned. The package
 # registry here does not serve that file, so a local stand-in lists the
