@@ -45,6 +45,8 @@
 #' @export
 review_report <- function(result, data = NULL, file = "label-review.html",
                           response = result$response, title = "Label review", page_length = 25) {
+  # A consensus_labels() result is reviewed through its label-level issues.
+  if (inherits(result, "noisylabels_consensus")) result <- find_label_issues(result)
   check_result(result)
   require_suggested("DT", "the review report")
   page_length <- check_count(page_length, "page_length")
