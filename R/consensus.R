@@ -70,7 +70,11 @@
 #' @param tempering `NULL` (default) learns the model's exponent \eqn{\gamma};
 #'   a number >= 0 fixes it.
 #' @param df Degrees of freedom of the numeric noise (> 0, `Inf` = Gaussian).
-#' @param bias Fit per-annotator biases (numbers)?
+#' @param bias Fit per-annotator biases (numbers)? With `FALSE` the
+#'   annotators table still reports each annotator's mean offset from the
+#'   consensus as `bias`, but the consensus does not correct for it (on the
+#'   emotion dev data, correcting made the consensus worse:
+#'   `inst/experiments/consensus/README.md`).
 #' @param scale_shape Shape of the inverse-gamma prior on the annotators'
 #'   variances (numbers; larger = scales closer to the common one).
 #' @param level Level of the consensus value's interval (numbers).
@@ -116,8 +120,8 @@
 consensus_labels <- function(annotations, pred_probs = NULL,
                              format = c("auto", "long", "wide", "counts"),
                              type = c("auto", "classes", "numeric"), classes = NULL,
-                             shrinkage = 1, smoothing = 0.01, tempering = NULL, df = 4,
-                             bias = TRUE, scale_shape = 2, level = 0.9, max_iter = 500,
+                             shrinkage = 0.5, smoothing = 0.01, tempering = NULL, df = 10,
+                             bias = FALSE, scale_shape = 20, level = 0.9, max_iter = 500,
                              tol = 1e-8, threads = 1, verbose = NULL, ...) {
   check_dots_empty("consensus_labels", ...)
   format <- match_arg(format)
@@ -401,9 +405,15 @@ cons_fit_numeric <- function(long, df, bias, scale_shape, level, max_iter, tol, 
                         lower = fit$mu - z * fit$mu_se, upper = fit$mu + z * fit$mu_se,
                         agreement = tabulate(ii[close], length(items)) / n_item,
                         n_labels = n_item, stringsAsFactors = FALSE)
+  offset <- if (bias) fit$bias else {
+    o <- numeric(length(annotators))
+    s <- rowsum(y - fit$mu[ii], jj)
+    o[as.integer(rownames(s))] <- s / n_ann[as.integer(rownames(s))]
+    o
+  }
   ann_df <- data.frame(annotator = annotators, quality = fit$scale0 / fit$scale, n_labels = n_ann,
                        agreement = tabulate(jj[close], length(annotators)) / n_ann,
-                       bias = fit$bias, scale = fit$scale, stringsAsFactors = FALSE)
+                       bias = offset, scale = fit$scale, stringsAsFactors = FALSE)
   lab_df <- data.frame(row = long$row, item = long$item, annotator = long$annotator, label = y,
                        fitted = fit$mu[ii] + fit$bias[jj], residual = resid, t_weight = tw,
                        stringsAsFactors = FALSE)

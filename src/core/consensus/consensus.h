@@ -22,9 +22,10 @@
 // Numbers (consensus_numeric.cpp): y_l = mu_i + bias_j + sigma_j e_l with e
 // Student-t with `df` degrees of freedom (df = Inf: Gaussian), an
 // inverse-gamma(a, a sigma0^2) prior on sigma_j^2 shrinking the scales
-// toward a common sigma0 and optionally a N(0, tau^2) prior on the biases.
-// ECM (Meng and Rubin 1993): the t weights, then mu, bias, scales and
-// sigma0 in turn, each a closed-form conditional maximiser; the biases are
+// toward sigma0 (the pooled spread of the labels around their item means)
+// and optionally a N(0, tau^2) prior on the biases.
+// ECM (Meng and Rubin 1993): the t weights, then mu, bias and scales in
+// turn, each a closed-form conditional maximiser; the biases are
 // centred (mean zero over annotators), which leaves the likelihood unchanged.
 //
 // Input is long and sparse: labels sorted by item (item_ptr, CSR), each with

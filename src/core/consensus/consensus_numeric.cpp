@@ -62,28 +62,37 @@ double objective(const ConsensusData& d, const NumericState& st, const NumericOp
   return total;
 }
 
-// Start: item medians, no bias, per-annotator robust scales around them.
+// Start: item medians, no bias. sigma0^2, the centre of the scales' prior,
+// is the pooled variance of the labels around their item means, fixed for
+// the fit: estimated jointly (its conditional maximiser is the harmonic
+// mean of the scales) it follows the smallest scales to zero on coarse
+// labels (many labels exactly at the consensus), and the fit degenerates.
 NumericState start(const ConsensusData& d, double floor_var) {
   NumericState st;
   const int N = d.n_items, J = d.n_annotators;
   st.mu = VectorXd::Zero(N);
   st.bias = VectorXd::Zero(J);
   st.var = VectorXd::Zero(J);
-  std::vector<std::vector<double>> abs_res(J);
+  VectorXd ss = VectorXd::Zero(J), n = VectorXd::Zero(J);
+  double ss_all = 0, n_all = 0;
   for (int i = 0; i < N; ++i) {
     std::vector<double> v(d.value.begin() + d.item_ptr[i], d.value.begin() + d.item_ptr[i + 1]);
     st.mu[i] = median(v);
-    for (int q = d.item_ptr[i]; q < d.item_ptr[i + 1]; ++q)
-      abs_res[d.annotator[q]].push_back(std::abs(d.value[q] - st.mu[i]));
+    const int m = static_cast<int>(v.size());
+    if (m < 2) continue;
+    double mean = 0;
+    for (double x : v) mean += x / m;
+    for (int q = d.item_ptr[i]; q < d.item_ptr[i + 1]; ++q) {
+      // m / (m - 1): the item mean is fitted from the same labels.
+      const double r2 = (d.value[q] - mean) * (d.value[q] - mean) * m / (m - 1.0);
+      ss[d.annotator[q]] += r2;
+      n[d.annotator[q]] += 1;
+      ss_all += r2;
+      n_all += 1;
+    }
   }
-  std::vector<double> all;
-  for (const auto& r : abs_res) all.insert(all.end(), r.begin(), r.end());
-  const double pooled = std::max(std::pow(1.4826 * median(all), 2), floor_var);
-  for (int j = 0; j < J; ++j) {
-    const double own = abs_res[j].size() >= 3 ? std::pow(1.4826 * median(abs_res[j]), 2) : pooled;
-    st.var[j] = std::max(own, floor_var);
-  }
-  st.var0 = pooled;
+  st.var0 = std::max(n_all > 0 ? ss_all / n_all : 1.0, floor_var);
+  for (int j = 0; j < J; ++j) st.var[j] = n[j] >= 3 ? std::max(ss[j] / n[j], floor_var) : st.var0;
   return st;
 }
 
@@ -151,8 +160,7 @@ ConsensusNumericFit consensus_numeric(const ConsensusData& d, const NumericOptio
       st.bias.array() -= c;
       st.mu.array() += c;
     }
-    // Scales (inverse-gamma posterior mode given the weights), then sigma0^2
-    // as the harmonic mean of the scales (its conditional maximiser).
+    // Scales: the inverse-gamma posterior mode given the weights.
     {
       VectorXd ss = VectorXd::Zero(J), n = VectorXd::Zero(J);
       for (size_t q = 0; q < L; ++q) {
@@ -164,7 +172,6 @@ ConsensusNumericFit consensus_numeric(const ConsensusData& d, const NumericOptio
       const double a = opt.scale_shape, beta = a * st.var0;
       for (int j = 0; j < J; ++j)
         st.var[j] = std::max((ss[j] + 2 * beta) / (n[j] + 2 * a + 2), floor_var);
-      st.var0 = std::max(J / st.var.cwiseInverse().sum(), floor_var);
     }
     monitor.progress(it + 1, opt.max_iter);
   }
