@@ -206,7 +206,7 @@ cons_long <- function(annotations, format, call = parent.frame()) {
   if (!length(cell)) abort_input("{.arg annotations} has no labels (all {.code NA}).", call = call)
   ri <- (cell - 1L) %% nrow(m) + 1L
   ci <- (cell - 1L) %/% nrow(m) + 1L
-  list(item = factor(items[ri], levels = unique(items[ri])),
+  list(item = factor(items[ri], levels = items[sort(unique(ri))]),
        annotator = factor(others[ci], levels = unique(others[ci])), label = m[cell],
        weight = rep(1, length(cell)), row = cell, format = "wide")
 }

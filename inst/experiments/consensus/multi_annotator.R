@@ -6,7 +6,7 @@
 #   R_LIBS=<lib> Rscript inst/experiments/consensus/multi_annotator.R
 # cleanlab is used when PYTHONPATH or CLEANLAB_SRC points at it (python3 with
 # numpy/pandas/sklearn); without it those rows are skipped.
-# Output: results/table.csv, results/annotators.csv (and the table printed).
+# Output: results/table.csv, emotion.csv, cifar10h.csv (and the tables printed).
 suppressPackageStartupMessages(library(noisylabels))
 data_dir <- Sys.getenv("MULTI_ANNOTATOR_DIR", "/work/shared/data/multi-annotator")
 here <- "inst/experiments/consensus"
@@ -181,7 +181,8 @@ if (nzchar(cl_path)) {
 # ---- output ----------------------------------------------------------------------------
 
 utils::write.csv(classes_tab, file.path(here, "results", "table.csv"), row.names = FALSE)
-utils::write.csv(do.call(rbind, ann_rows), file.path(here, "results", "annotators.csv"), row.names = FALSE)
+# Per-annotator estimates are not written: the annotator ids are crowd
+# workers' ids from the dev data.
 utils::write.csv(emotion_tab, file.path(here, "results", "emotion.csv"), row.names = FALSE)
 utils::write.csv(cifar_tab, file.path(here, "results", "cifar10h.csv"), row.names = FALSE)
 print(classes_tab, digits = 4, row.names = FALSE)
