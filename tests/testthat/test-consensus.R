@@ -20,14 +20,14 @@ sim_annotations <- function(N = 400, K = 3, acc = c(0.9, 0.8, 0.7, 0.6, 0.5), pe
 
 test_that("the EM objective never decreases (classes, with and without probabilities)", {
   s <- sim_annotations(N = 300, acc = c(0.85, 0.7, 0.6, 0.55), per_item = 3)
-  fit <- consensus_labels(s$ann, shrinkage = 2, tol = 1e-12, max_iter = 200)
+  fit <- suppressWarnings(consensus_labels(s$ann, shrinkage = 2, tol = 1e-12, max_iter = 200))
   expect_gt(length(fit$objective), 5)
   expect_true(all(diff(fit$objective) >= -1e-8 * abs(fit$objective[-1])))
   set.seed(4)
   p <- matrix(stats::runif(300 * 3), 300, 3)
   p[cbind(1:300, s$truth)] <- p[cbind(1:300, s$truth)] + 1
   p <- p / rowSums(p)
-  fitp <- consensus_labels(s$ann, pred_probs = p, tol = 1e-12, max_iter = 200)
+  fitp <- suppressWarnings(consensus_labels(s$ann, pred_probs = p, tol = 1e-12, max_iter = 200))
   expect_true(all(diff(fitp$objective) >= -1e-8 * abs(fitp$objective[-1])))
   expect_gt(fitp$tempering, 0.2)
   # The model's probabilities carry information: the consensus improves.
