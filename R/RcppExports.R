@@ -9,6 +9,14 @@
     .Call(`_noisylabels_blas_threads_set_cpp`, threads)
 }
 
+.consensus_classes_fit <- function(item_ptr, annotator, label, weight, n_items, n_annotators, n_classes, probs, options, progress = NULL) {
+    .Call(`_noisylabels_consensus_classes_cpp`, item_ptr, annotator, label, weight, n_items, n_annotators, n_classes, probs, options, progress)
+}
+
+.consensus_numeric_fit <- function(item_ptr, annotator, value, weight, n_items, n_annotators, options, progress = NULL) {
+    .Call(`_noisylabels_consensus_numeric_cpp`, item_ptr, annotator, value, weight, n_items, n_annotators, options, progress)
+}
+
 .gpc_ep_moments <- function(y, cav_mean, cav_var, epsilon, probit_scale) {
     .Call(`_noisylabels_gpc_ep_moments_cpp`, y, cav_mean, cav_var, epsilon, probit_scale)
 }

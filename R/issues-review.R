@@ -63,6 +63,8 @@
 review_report <- function(result, data = NULL, file = "label-review.html",
                           response = result$response, title = "Label review", page_length = 25,
                           audit = NULL, blind = FALSE) {
+  # A consensus_labels() result is reviewed through its label-level issues.
+  if (inherits(result, "noisylabels_consensus")) result <- find_label_issues(result)
   check_result(result)
   check_output_file(file)
   require_suggested("DT", "the review report")

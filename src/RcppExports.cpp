@@ -31,6 +31,44 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// consensus_classes_cpp
+Rcpp::List consensus_classes_cpp(Rcpp::IntegerVector item_ptr, Rcpp::IntegerVector annotator, Rcpp::IntegerVector label, Rcpp::NumericVector weight, int n_items, int n_annotators, int n_classes, Rcpp::Nullable<Rcpp::NumericMatrix> probs, Rcpp::List options, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_consensus_classes_cpp(SEXP item_ptrSEXP, SEXP annotatorSEXP, SEXP labelSEXP, SEXP weightSEXP, SEXP n_itemsSEXP, SEXP n_annotatorsSEXP, SEXP n_classesSEXP, SEXP probsSEXP, SEXP optionsSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type item_ptr(item_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type annotator(annotatorSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type label(labelSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type weight(weightSEXP);
+    Rcpp::traits::input_parameter< int >::type n_items(n_itemsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_annotators(n_annotatorsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type probs(probsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(consensus_classes_cpp(item_ptr, annotator, label, weight, n_items, n_annotators, n_classes, probs, options, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// consensus_numeric_cpp
+Rcpp::List consensus_numeric_cpp(Rcpp::IntegerVector item_ptr, Rcpp::IntegerVector annotator, Rcpp::NumericVector value, Rcpp::NumericVector weight, int n_items, int n_annotators, Rcpp::List options, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _noisylabels_consensus_numeric_cpp(SEXP item_ptrSEXP, SEXP annotatorSEXP, SEXP valueSEXP, SEXP weightSEXP, SEXP n_itemsSEXP, SEXP n_annotatorsSEXP, SEXP optionsSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type item_ptr(item_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type annotator(annotatorSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type weight(weightSEXP);
+    Rcpp::traits::input_parameter< int >::type n_items(n_itemsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_annotators(n_annotatorsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(consensus_numeric_cpp(item_ptr, annotator, value, weight, n_items, n_annotators, options, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gpc_ep_moments_cpp
 Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var, double epsilon, double probit_scale);
 RcppExport SEXP _noisylabels_gpc_ep_moments_cpp(SEXP ySEXP, SEXP cav_meanSEXP, SEXP cav_varSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP) {
@@ -893,6 +931,8 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_noisylabels_blas_threads_get_cpp", (DL_FUNC) &_noisylabels_blas_threads_get_cpp, 0},
     {"_noisylabels_blas_threads_set_cpp", (DL_FUNC) &_noisylabels_blas_threads_set_cpp, 1},
+    {"_noisylabels_consensus_classes_cpp", (DL_FUNC) &_noisylabels_consensus_classes_cpp, 10},
+    {"_noisylabels_consensus_numeric_cpp", (DL_FUNC) &_noisylabels_consensus_numeric_cpp, 8},
     {"_noisylabels_gpc_ep_moments_cpp", (DL_FUNC) &_noisylabels_gpc_ep_moments_cpp, 5},
     {"_noisylabels_gpc_ep_run_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_run_k_cpp, 6},
     {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 7},
