@@ -7,6 +7,7 @@
 #include <string>
 
 #include "consensus/consensus.h"
+#include "common/threads.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -18,14 +19,6 @@ namespace {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-
-int thread_id() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
 
 double log_sum_exp(const double* v, int n) {
   double m = -std::numeric_limits<double>::infinity();

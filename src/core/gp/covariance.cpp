@@ -1,4 +1,5 @@
 #include "gp/covariance.h"
+#include "common/threads.h"
 #include "common/constants.h"
 
 #include <algorithm>
@@ -14,14 +15,6 @@
 namespace noisylabels {
 
 namespace {
-
-int thread_id() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
 
 // C[S, S] for the points whose inputs are the first k columns of xs (d x k):
 // kernel values with the nugget on the diagonal, plus noise_var[idx[a]];
