@@ -24,6 +24,9 @@ export _R_CHECK_CRAN_INCOMING_=false
 export _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false
 export _R_CHECK_SYSTEM_CLOCK_=0
 export NOT_CRAN=${NOT_CRAN:-true}
+# Packages loaded by the checks ask timedatectl for the time zone when TZ is
+# unset, which fails (and prints into the check) on machines without systemd.
+export TZ=${TZ:-UTC}
 # Suggested packages are optional for R CMD check (their tests skip when
 # absent), but tools/install-deps.sh installs the adapters' ones (caret,
 # tidymodels tune/parsnip/workflows/rsample, mlr3, from CRAN where Debian has
