@@ -11,9 +11,13 @@
 cl_thresholds <- function(labels, pred_probs) {
   k <- ncol(pred_probs)
   cnt <- tabulate(labels, k)
-  # p[i, labels[i]] summed per class, without forming an n x K mask.
+  # p[i, labels[i]] summed per class, without forming an n x K mask; one
+  # zero per class appended so that a class absent from the rows (a subsample
+  # of cl_rank_weight()) gets threshold 1: nothing is confidently of it.
   self <- pred_probs[cbind(seq_along(labels), labels)]
-  as.numeric(rowsum(self, factor(labels, levels = seq_len(k)), reorder = TRUE)) / cnt
+  s <- as.numeric(rowsum(c(self, numeric(k)), factor(c(labels, seq_len(k)), levels = seq_len(k)),
+                         reorder = TRUE))
+  ifelse(cnt > 0, s / pmax(cnt, 1), 1)
 }
 
 # The confident joint C[i, j]: examples labelled i whose probability of class

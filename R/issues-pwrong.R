@@ -88,7 +88,7 @@ cl_rank_weight <- function(lab, p, k) {
   for (h in 1:2) {
     fit <- halves[[h]]
     test <- halves[[3L - h]]
-    thr <- cl_thresholds_any(lab[fit], p[fit, , drop = FALSE], k)
+    thr <- cl_thresholds(lab[fit], p[fit, , drop = FALSE])
     cj <- cl_confident_joint(lab[fit], p[fit, , drop = FALSE], thr)
     tm <- cl_shrunk_noise(cl_calibrate(cj$joint, tabulate(lab[fit], k)))
     pt <- p[test, , drop = FALSE]
@@ -96,16 +96,6 @@ cl_rank_weight <- function(lab, p, k) {
                     cl_channel_loglik(lab[test], pt, cl_uniform_noise(tm))) / 2
   }
   list(gain = gain, weight = min(1, max(0, (cl_gain_high - gain) / (cl_gain_high - cl_gain_low))))
-}
-
-# Per-class thresholds that tolerate a class absent from the rows (its
-# threshold is then 1, so nothing is confidently of it).
-cl_thresholds_any <- function(labels, pred_probs, k) {
-  cnt <- tabulate(labels, k)
-  self <- pred_probs[cbind(seq_along(labels), labels)]
-  s <- as.numeric(rowsum(c(self, numeric(k)), factor(c(labels, seq_len(k)), levels = seq_len(k)),
-                         reorder = TRUE))
-  ifelse(cnt > 0, s / pmax(cnt, 1), 1)
 }
 
 # The noise matrix of the ranking (see the top of this file) and the
