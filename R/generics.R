@@ -89,3 +89,19 @@ print.noisylabels_issues <- function(x, n = 10, ...) {
   if (nrow(x) > n) cli::cat_line(sprintf("# ... %d more rows", nrow(x) - n))
   invisible(x)
 }
+
+# Every fitted model of the package is made here: `fields` (a named list)
+# becomes an object of class c(class, "noisylabels_fit"). The parent class
+# records what the issues layer needs to know of any fit: its `task`
+# ("regression" for numeric labels, "classification" for classes) and
+# whether its label_issues() give each label a probability of being wrong
+# (`has_p_wrong`), which decides how find_label_issues() counts and flags.
+new_noisylabels_fit <- function(fields, class, task = c("regression", "classification"),
+                                p_wrong = FALSE) {
+  stopifnot(is.list(fields), is.character(class), length(class) >= 1L,
+            is.logical(p_wrong), length(p_wrong) == 1L, !is.na(p_wrong))
+  task <- match.arg(task)
+  fields$task <- task
+  fields$has_p_wrong <- p_wrong
+  structure(fields, class = c(class, "noisylabels_fit"))
+}

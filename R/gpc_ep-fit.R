@@ -26,8 +26,9 @@ gpc_ep_fit_ovr <- function(x, labels, args, verbose, call) {
     f
   })
   names(fits) <- labels$levels
-  structure(list(fits = fits, levels = labels$levels, y = labels$factor,
-                 n = nrow(x), call = call), class = "gpc_ep_ovr")
+  new_noisylabels_fit(list(fits = fits, levels = labels$levels, y = labels$factor,
+                           n = nrow(x), call = call),
+                      "gpc_ep_ovr", task = "classification", p_wrong = TRUE)
 }
 
 # A binary fit: standardise the inputs, run the dense or sparse outer loop
@@ -142,7 +143,7 @@ gpc_ep_new <- function(res, x, kernel, labels, args, learn_eps, call) {
   flat <- res$flat
   ind <- res$ind
   n <- nrow(x)
-  structure(list(
+  new_noisylabels_fit(list(
     call = call, x = kernel$xs, x_center = kernel$center, x_scale = kernel$scale,
     y = labels$y, y_factor = labels$factor, levels = labels$levels, n = n,
     rownames = rownames(x) %||% as.character(seq_len(n)), colnames = colnames(x),
@@ -167,7 +168,7 @@ gpc_ep_new <- function(res, x, kernel, labels, args, learn_eps, call) {
     approx = args$approx, inducing = ind$z, inducing_rule = ind$rule,
     n_inducing = if (args$approx == "sparse") nrow(ind$z) else NULL,
     sparse_beta = res$beta, sparse_cov = res$pred_cov),
-    class = "gpc_ep")
+    "gpc_ep", task = "classification", p_wrong = TRUE)
 }
 
 # Warnings for a fit whose last EP run or whose outer loop did not converge.

@@ -151,9 +151,9 @@ gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson"
     warn_convergence(c("Trimming ({.val {method}}) did not settle on a set within {iterations} round{?s}.",
                        "i" = "Raise {.arg iterations}."))
   }
-  structure(list(fit = fit, method = method, lambda = lambda, kept = kept, rounds = rounds,
-                 converged = converged, n = length(y), x = x, y = y),
-            class = "gpr_baseline")
+  new_noisylabels_fit(list(fit = fit, method = method, lambda = lambda, kept = kept, rounds = rounds,
+                           converged = converged, n = length(y), x = x, y = y),
+                      "gpr_baseline", task = "regression", p_wrong = FALSE)
 }
 
 # Trimmed-MLL subset step at the hyperparameters of `fit` (a gpr_pursuit fit

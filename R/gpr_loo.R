@@ -361,7 +361,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     flag_stat <- loo_res^2 / (loo_var_f + noise_level)
   }
   loglik_s <- -(res$objective - 0.5 * lambda * sum(sigma_s^p))
-  structure(list(
+  new_noisylabels_fit(list(
     call = match.call(),
     noise_var = sigma_s * y_scale^2,
     loo_residual = loo_res * y_scale,
@@ -391,5 +391,5 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     threads = backend$threads, vecchia_order = vecchia$order,
     x = x, y = y, y_center = y_center, y_scale = y_scale,
     control = control
-  ), class = "gpr_loo")
+  ), "gpr_loo", task = "regression", p_wrong = TRUE)
 }

@@ -63,7 +63,7 @@ new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, selection, refine,
                                             exp(st$log_noise), st$rho, vecchia$neighbors,
                                             backend$threads %||% 1L))
   rho_star[st$support] <- st$rho[st$support]
-  structure(list(
+  new_noisylabels_fit(list(
     support = sort(st$support), rho = st$rho * y_scale^2, rho_star = rho_star * y_scale^2,
     s = if (parameterization == "convex") st$value else NULL,
     sigma2 = exp(st$log_noise) * y_scale^2, mean = y_center + y_scale * st$mean,
@@ -81,5 +81,5 @@ new_gpr_pursuit <- function(raw, x, y, kernel, fl, log_prior, selection, refine,
     direction = direction, parameterization = parameterization, selection = selection,
     refine = refine, prior_mean = prior_mean,
     average = average, control = control, levels = levels, kernel_std = kernel, fl = fl),
-    class = "gpr_pursuit")
+    "gpr_pursuit", task = "regression", p_wrong = TRUE)
 }

@@ -63,9 +63,9 @@ label_dist_baseline <- function(x, groups, label_dist, method = c("ridge", "mten
   }
   dimnames(B) <- list(colnames(x) %||% paste0("x", seq_len(ncol(x))), prep$classes)
   names(b) <- prep$classes
-  structure(list(coefficients = B, intercept = b, method = method, lambda = lambda,
-                 classes = prep$classes, group_x = fmean, x = x, n_groups = prep$N),
-            class = "label_dist_baseline")
+  new_noisylabels_fit(list(coefficients = B, intercept = b, method = method, lambda = lambda,
+                           classes = prep$classes, group_x = fmean, x = x, n_groups = prep$N),
+                      "label_dist_baseline", task = "classification", p_wrong = FALSE)
 }
 
 #' @rdname label_dist_baseline

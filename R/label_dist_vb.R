@@ -225,7 +225,7 @@ ld_fit_prepared <- function(prep, hyper, opts, c_update, progress = NULL) {
   if (!core$converged) {
     warn_convergence("{.fn label_dist_vb} stopped at {core$iterations} iteration{?s} without converging (max_iter = {opts$max_iter}).")
   }
-  structure(list(
+  new_noisylabels_fit(list(
     zeta = zeta, C = C, W = W, log_c = core$log_c, eta = st$eta, eta_cond = st$eta_cond,
     c_param = st$cpar, denoised = denoised, reconstructed = recon, group_spread = spread,
     elbo = core$elbo[["total"]], elbo_terms = core$elbo, elbo_trace = core$elbo_trace,
@@ -238,5 +238,5 @@ ld_fit_prepared <- function(prep, hyper, opts, c_update, progress = NULL) {
     x = prep$x, label_dist = prep$s, group_ptr = prep$group_ptr, pair_unit = prep$pair_unit,
     group_sizes = prep$sizes, classes = cl, n_instances = prep$U, n_groups = prep$N,
     n_pairs = length(prep$pair_unit)
-  ), class = "label_dist_vb")
+  ), "label_dist_vb", task = "classification", p_wrong = FALSE)
 }

@@ -101,7 +101,7 @@ sgd_error_move <- function(err) {
 
 new_sgd_robust <- function(fit) {
   stopifnot(is.list(fit), is.numeric(fit$weights), is.numeric(fit$margins))
-  structure(fit, class = "sgd_robust")
+  new_noisylabels_fit(fit, "sgd_robust", task = "classification", p_wrong = FALSE)
 }
 
 # Starting weights for the core from `init` (coefficients with the intercept
