@@ -78,7 +78,7 @@ cases <- list(
   },
   gpc_ep_multiclass = function() {
     set.seed(4)
-    fit <- noisylabels::gpc_ep(Species ~ ., data = iris[seq(1, 150, by = 2), ])
+    fit <- noisylabels::gpc_ep(Species ~ ., data = iris[seq(1, 150, by = 2), ], multiclass = "ovr")
     c(numbers(fit), list(prob = stats::predict(fit, iris[seq(2, 150, by = 10), 1:4], type = "prob")))
   },
   sgd_robust = function() {
