@@ -4,7 +4,7 @@
 #
 # Given the kernel, the Vecchia terms of the points are independent: point
 # i's conditioning set S = (N(i), i) gives one small Cholesky factor, its
-# column of U (Q = U U') and its nll term (src/core/gp/covariance.cpp). A
+# column of U (Q = U U') and its nll term (src/core/gp/covariance_vecchia.cpp). A
 # piece is a block of consecutive points; the main process sends each job
 # only the rows its sets touch (the block and its neighbours, re-indexed:
 # never x whole), the job runs the operator's own per-point pass on them

@@ -11,7 +11,7 @@
 //   inv_diag  diag(C^-1)        (Vecchia: diag(Q))
 //   grad_neg  the negative part of d nll / d s_i, so that
 //             d nll / d s_i = 1/2 (inv_diag_i - grad_neg_i)
-//             (dense: grad_neg = alpha^2; Vecchia: see covariance.cpp)
+//             (dense: grad_neg = alpha^2; Vecchia: see covariance_vecchia.cpp)
 // and, on request, the gradient of nll in log theta and in s, and
 // predictions at new inputs. For any Gaussian with precision Q the
 // leave-one-out mean of y_i is y_i - (Q y)_i / Q_ii and its variance 1 / Q_ii,

@@ -73,7 +73,7 @@ void GprLoo::sweep(VectorXd& noise_var, GprLooEval& eval) {
   // Multiplicative update, eq. 8 / 18 (uniform: the trace form of §4.1):
   // sigma_i times the ratio of the negative to the positive part of dJ/dsigma_i.
   // Dense: grad_neg = alpha^2, the paper's update. Vecchia: the parts of the
-  // approximate gradient (covariance.cpp), so its fixed points are the
+  // approximate gradient (covariance_vecchia.cpp), so its fixed points are the
   // stationary points of the objective actually optimised.
   auto multiplicative = [&]() {
     VectorXd cand(n);

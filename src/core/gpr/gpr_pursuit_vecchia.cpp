@@ -12,7 +12,7 @@ namespace noisylabels {
 // * Objective and gradient: the negative log-likelihood of the response
 //   Vecchia model with noise s_i = sigma2 + rho_i on the diagonal of each
 //   conditioning block, and its exact gradient in the kernel log-parameters,
-//   in every s_i (covariance.cpp derives it), in the mean (-1'Q r, since r
+//   in every s_i (covariance_vecchia.cpp derives it), in the mean (-1'Q r, since r
 //   enters each block's u = L^-1 r_S linearly) and, through the convex map
 //   rho_i = d_i s/(1 - s), in log sigma2 and theta. Every L-BFGS fit is
 //   therefore an exact optimisation of the approximate model.
