@@ -44,7 +44,7 @@ vecchia_piece_args <- function(b, pieces, x, y, spec, noise_var, neighbors) {
 
 # One job: the piece's pass (C++), with the global numbers of its points.
 vecchia_piece_job <- function(x, y, spec, noise_var, neighbors, rows, points) {
-  part <- .gp_vecchia_piece(x, y, spec, noise_var, neighbors, rows)
+  part <- call_core(.gp_vecchia_piece(x, y, spec, noise_var, neighbors, rows))
   part$points <- points
   part
 }

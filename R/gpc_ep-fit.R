@@ -127,9 +127,9 @@ gpc_ep_run_core <- function(kernel, labels, args, learn_eps, verbose, frame) {
     gpc_ep_ep_options(control, args$tau, joint_default = approx != "sparse"),
     draw_seed(), progress = bar)
   res <- if (approx == "sparse") {
-    call_core(do.call(.gpc_ep_sparse_fit, c(list(xs, ind$z), core_args)), call = frame, blas = args$threads)
+    call_core(do.call(.gpc_ep_sparse_fit, c(list(xs, ind$z), core_args)), call = frame, threads = args$threads)
   } else {
-    call_core(do.call(.gpc_ep_fit, c(list(xs), core_args)), call = frame, blas = args$threads)
+    call_core(do.call(.gpc_ep_fit, c(list(xs), core_args)), call = frame, threads = args$threads)
   }
   progress_done(bar)
   res$flat <- flat

@@ -130,7 +130,7 @@ forward_search <- function(x, kernel, noise_var, r, kmax, alpha,
                            log_par = kernel_flatten(kernel)$log_par) {
   n <- length(r)
   kmax <- min(as.integer(kmax), n - 3L)
-  fs <- .gp_forward_search(x, kernel_spec(kernel, log_par), noise_var, r)
+  fs <- call_core(.gp_forward_search(x, kernel_spec(kernel, log_par), noise_var, r))
   m <- 0:(n - 1L)
   crit <- stats::qt(1 - alpha / (2 * (m + 1)), df = pmax(m, 1))
   over <- which(fs$statistic > crit & m >= n - kmax)

@@ -45,7 +45,7 @@ read_libsvm <- function(file, n_features = NULL) {
 # triplets: y, row (1..n), idx, val, and the largest index. Malformed lines
 # are classed errors naming the file and line.
 libsvm_parse <- function(lines, file, first_line = 1L, call = parent.frame()) {
-  out <- .libsvm_parse_lines(lines)
+  out <- call_core(.libsvm_parse_lines(lines), call = call)
   if (out$bad_line > 0L) {
     line <- out$bad_line + first_line - 1L
     token <- out$bad_token

@@ -46,7 +46,7 @@ cl_chunk_source <- function(pred_probs, n, call) {
   path <- normalizePath(path)
   if (grepl("\\.(csv|txt)$", path, ignore.case = TRUE)) {
     k <- length(strsplit(readLines(path, n = 1L), ",", fixed = TRUE)[[1]])
-    at <- .cl_text_chunks(path, chunk_rows)
+    at <- call_core(.cl_text_chunks(path, chunk_rows), call = call)
     cl_check_rows(at$rows, n, call)
     offset <- (seq_along(at$start) - 1) * chunk_rows
     rows <- pmin(chunk_rows, at$rows - offset)
@@ -78,15 +78,11 @@ cl_check_rows <- function(rows, n, call) {
 }
 
 # The rows of one chunk of a file, read by the job itself: a binary chunk as
-# row-major doubles (into the front of `buffer` when given: in this process
-# one buffer serves every chunk and pass), a text chunk from its byte offset
-# on.
-cl_read_chunk <- function(spec, chunk, buffer = NULL) {
+# row-major doubles, a text chunk from its byte offset on.
+cl_read_chunk <- function(spec, chunk) {
   m <- chunk$rows * spec$k
   if (spec$type == "binary") {
-    if (is.null(buffer)) buffer <- numeric(m)
-    .cl_read_rows(spec$path, chunk$offset, chunk$rows, spec$k, buffer)
-    return(buffer)
+    return(call_core(.cl_read_rows(spec$path, chunk$offset, chunk$rows, spec$k)))
   }
   con <- file(spec$path, "rb")
   on.exit(close(con))
@@ -112,22 +108,16 @@ cl_as_chunk <- function(x, k, call) {
 }
 
 # One pass of a file job: read the chunk, then its part.
-cl_file_job <- function(spec, chunk, pass, lab, model, tol, buffer = NULL, into = NULL, offset = 0) {
-  cl_chunk_job(cl_read_chunk(spec, chunk, buffer), chunk$rows, spec$k, pass, lab, model, tol,
-               into, offset)
+cl_file_job <- function(spec, chunk, pass, lab, model, tol, offset = 0) {
+  cl_chunk_job(cl_read_chunk(spec, chunk), chunk$rows, spec$k, pass, lab, model, tol, offset)
 }
 
 # One pass over every chunk: fun(part, offset, rows) in row order, `part`
 # the chunk's result of cl_chunk_job() for `pass` (`model` what the pass
 # reads, `fit` the global rows whose probabilities pass "joint" keeps).
-# `into`: the whole per-label output vectors of pass "scores", which jobs
-# run in this process write into in place, as one kernel call on all rows
-# would (jobs elsewhere return their chunk's vectors).
-cl_each_chunk <- function(src, n, call, pass, lab, model, fun, fit = integer(), into = NULL,
-                          tol = 1e-3) {
+cl_each_chunk <- function(src, n, call, pass, lab, model, fun, fit = integer(), tol = 1e-3) {
   k <- src$k
   here <- is.null(src$chunks) || jobs_in_process()
-  if (!here) into <- NULL
   # Jobs in this process read the whole labels at their chunk's offset; jobs
   # elsewhere get their chunk's labels alone (offset 0).
   labels_of <- function(offset, rows) if (here) lab else lab[offset + seq_len(rows)]
@@ -150,7 +140,7 @@ cl_each_chunk <- function(src, n, call, pass, lab, model, fun, fit = integer(), 
                     class = "noisylabels_error_length", call = call)
       }
       part <- cl_chunk_job(ch$data, ch$rows, k, pass, labels_of(done, ch$rows),
-                           job_model(done, ch$rows), tol, into, done)
+                           job_model(done, ch$rows), tol, done)
       if (!part$ok) failed(ch$data, ch$rows, done)
       fun(part, done, ch$rows)
       done <- done + ch$rows
@@ -158,11 +148,10 @@ cl_each_chunk <- function(src, n, call, pass, lab, model, fun, fit = integer(), 
     cl_check_rows(done, n, call)
     return(invisible(NULL))
   }
-  buffer <- if (here && src$spec$type == "binary") numeric(src$chunks[[1]]$rows * k)
   job <- function(i) {
     ch <- src$chunks[[i]]
     list(spec = src$spec, chunk = ch, pass = pass, lab = labels_of(ch$offset, ch$rows),
-         model = job_model(ch$offset, ch$rows), tol = tol, buffer = buffer, into = into,
+         model = job_model(ch$offset, ch$rows), tol = tol,
          offset = if (here) ch$offset else 0)
   }
   future_jobs(length(src$chunks), job, cl_file_job, function(i, part) {
@@ -216,28 +205,22 @@ jobs_in_process <- function() {
 #   "given":  P[i, label_i] per row (pass 1; the caller adds them per class);
 #   "joint":  the chunk's confident joint, each row's confident class, and
 #             the probabilities of the rows model$fit (chunk row numbers);
-#   "scores": the five per-label vectors of pass 3; with `into` (the whole
-#             vectors) written there in place at `offset` and not
-#             returned.
-cl_chunk_job <- function(data, rows, k, pass, lab, model, tol, into = NULL, offset = 0) {
+#   "scores": the five per-label vectors of pass 3 for the chunk's rows.
+cl_chunk_job <- function(data, rows, k, pass, lab, model, tol, offset = 0) {
   switch(pass,
     given = {
-      given <- numeric(rows)
-      list(ok = .cl_pass_given(data, rows, k, lab, offset, given, tol), given = given)
+      given <- call_core(.cl_pass_given(data, rows, k, lab, offset, tol))
+      list(ok = !is.null(given), given = given)
     },
     joint = {
-      joint <- matrix(0L, k, k)
-      confident <- integer(rows)
-      ok <- .cl_pass_joint(data, rows, k, lab, offset, model$thresholds, joint, confident, tol)
-      list(ok = ok, joint = joint, confident = confident,
+      part <- call_core(.cl_pass_joint(data, rows, k, lab, offset, model$thresholds, tol))
+      ok <- !is.null(part)
+      list(ok = ok, joint = part$joint, confident = part$confident,
            p_fit = if (ok) cl_chunk_rows_at(data, model$fit, 0, k))
     },
     scores = {
-      out <- into %||% list(quality = numeric(rows), prob_given = numeric(rows),
-                            best = integer(rows), other = integer(rows),
-                            prob_other = numeric(rows))
-      ok <- call_core(.cl_pass_scores(data, rows, k, lab, offset, model, out, tol))
-      list(ok = ok, out = if (is.null(into)) out)
+      out <- call_core(.cl_pass_scores(data, rows, k, lab, offset, model, tol))
+      list(ok = !is.null(out), out = out)
     })
 }
 

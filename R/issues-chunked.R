@@ -46,12 +46,13 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
                           call = call)
   lab <- chk$labels[match(labels, u)]
   chk$labels <- lab
-  # Pass 1: thresholds. The combining steps add into `sums`, `confident`
-  # and the per-label vectors in place: each is a fresh vector referenced by
-  # one name only.
+  # Pass 1: thresholds. Every pass hands each chunk's part to a combining
+  # step, which adds it up or assigns it into its rows: the per-label
+  # vectors are fresh and referenced by one name only, so R assigns the rows
+  # in place and never copies a whole vector per chunk.
   sums <- numeric(k)
   cl_each_chunk(src, n, call, "given", lab, NULL, function(part, offset, rows) {
-    .cl_add_sums(part$given, lab, offset, sums)
+    sums <<- call_core(.cl_add_sums(part$given, lab, offset, sums), call = call)
   })
   counts <- tabulate(lab, k)
   chk$counts <- counts
@@ -65,7 +66,7 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
   cl_each_chunk(src, n, call, "joint", lab, list(thresholds = thr), fit = fit,
                 function(part, offset, rows) {
     joint <<- joint + part$joint
-    .cl_put_rows(confident, offset, part$confident)
+    confident[offset + seq_len(rows)] <<- part$confident
     at <- which(fit > offset & fit <= offset + rows)
     if (length(at)) p_fit[at, ] <<- part$p_fit
   })
@@ -78,9 +79,10 @@ issues_classification_chunked <- function(labels, pred_probs, rank_by, adjust, f
                       rank_noise = model$noise)
   sc <- list(quality = numeric(n), prob_given = numeric(n), best = integer(n),
              other = integer(n), prob_other = numeric(n))
-  cl_each_chunk(src, n, call, "scores", lab, score_model, into = sc,
+  cl_each_chunk(src, n, call, "scores", lab, score_model,
                 function(part, offset, rows) {
-    for (v in names(part$out)) .cl_put_rows(sc[[v]], offset, part$out[[v]])
+    at <- offset + seq_len(rows)
+    for (v in names(sc)) sc[[v]][at] <<- part$out[[v]]
   })
   rm(src)
   sc$p_other <- pmin(pmax(1 - sc$prob_given, 0), 1)

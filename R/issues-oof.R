@@ -227,15 +227,16 @@ gp_loo <- function(x, y, kernel, noise_var, neighbors = NULL, threads = 1L) {
   kernel <- kernel_resolve(kernel, x)
   noise_var <- rep_len(as.numeric(noise_var), length(y))
   pieces <- if (!is.null(neighbors)) vecchia_pieces_option(length(y))
+  # call_core() scopes the BLAS threads and turns Ctrl-C into R's interrupt;
+  # a failure of the pass is reworded for this caller.
   res <- tryCatch(
-    if (is.null(pieces)) .gp_loo(x, y, kernel_spec(kernel), noise_var, neighbors, as.integer(threads))
+    if (is.null(pieces)) call_core(.gp_loo(x, y, kernel_spec(kernel), noise_var, neighbors, as.integer(threads)))
     else vecchia_loo_pieces(x, y, kernel_spec(kernel), noise_var, neighbors, pieces),
     error = function(e) {
-      if (identical(conditionMessage(e), "interrupted by the user")) return(NULL)
-      abort_numeric(c("The GP covariance is not positive definite.", "x" = conditionMessage(e),
+      if (is_time_limit_error(e)) stop(e)
+      abort_numeric(c("The GP covariance is not positive definite.", "x" = e$core_message %||% conditionMessage(e),
                       "i" = "Duplicated inputs with a tiny noise variance cause this; try {.code method = \"forest\"}."))
     })
-  if (is.null(res)) signal_interrupt()  # Ctrl-C in the C++ pass
   list(residual = res$residual, sd = res$sd)
 }
 

@@ -37,7 +37,7 @@ NULL
 noise_scores.sgd_robust <- function(object, newdata = NULL, y = NULL, chunk_rows = 100000L, ...) {
   check_fit(object, "sgd_robust")
   if (!is.null(newdata)) object <- sgd_with_new_rows(object, newdata, y, chunk_rows)
-  z0 <- object$loss_flat_start %||% .sgd_loss_eval(object$loss, 0)$flat_start
+  z0 <- object$loss_flat_start %||% call_core(.sgd_loss_eval(object$loss, 0))$flat_start
   if (!is.null(object$multiclass)) {
     if (object$multiclass == "multinomial") z0 <- 0
     return(z0 - pmin(object$margins, sgd_margin_vs_best(object)$margin))
@@ -73,7 +73,7 @@ label_issues.sgd_robust <- function(object, threshold = 0, newdata = NULL, y = N
       e <- exp(f - apply(f, 1, max))
       1 - (e / rowSums(e))[cbind(seq_len(object$n), object$class_index)]
     } else {
-      -.sgd_loss_eval(object$loss, object$margins)$deriv
+      -call_core(.sgd_loss_eval(object$loss, object$margins))$deriv
     }
     return(new_label_issues(object$row_index %||% seq_len(object$n), score, score > threshold,
                             margin = object$margins, margin_vs_best = vs$margin,
@@ -81,7 +81,7 @@ label_issues.sgd_robust <- function(object, threshold = 0, newdata = NULL, y = N
                             label = sgd_classes_from_index(object, object$class_index),
                             best_other = sgd_classes_from_index(object, vs$best)))
   }
-  ev <- .sgd_loss_eval(object$loss, object$margins)
+  ev <- call_core(.sgd_loss_eval(object$loss, object$margins))
   new_label_issues(object$row_index %||% seq_len(object$n), score, score > threshold,
                    margin = object$margins, loss_weight = -ev$deriv,
                    label = sgd_classes(object, object$y > 0))

@@ -115,7 +115,7 @@ sgd_stream_margins <- function(src, res, n_models, multi, n, d) {
 # Decision values (n x K) of the core-space model in `res` on data in the
 # core's layout.
 sgd_res_decision <- function(res, data, n_models) {
-  .sgd_decision(data, as.double(res$weights), as.double(res$biases))
+  call_core(.sgd_decision(data, as.double(res$weights), as.double(res$biases)))
 }
 
 # Error of the model in `res` on labelled data in the core's layout.

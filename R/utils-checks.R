@@ -75,15 +75,21 @@ check_dots_empty <- function(fn, ..., call = parent.frame()) {
 # Run a C++ entry point and turn its std::exception into a classed R error
 # that names the routine and keeps the core's message. A stop by Ctrl-C (the
 # core's Interrupted) becomes R's own interrupt; an R error its poll of R
-# caught (the time limit of setTimeLimit()) comes back as that error. The BLAS runs with
-# `noisylabels.blas_threads` threads (default 1, or `blas` where a fit's own
-# `threads` set it) for the duration of the call (see src/rcpp_blas.cpp for
-# why) and gets its own setting back afterwards.
-call_core <- function(expr, call = parent.frame(), blas = NULL) {
-  fn <- substitute(expr)[[1L]]
+# caught (the time limit of setTimeLimit()) comes back as that error.
+# Threads: the BLAS runs with `threads` threads (the cores the caller may
+# use; 1 unless a fit passes its own `threads`) for the duration of the
+# call, unless the option `noisylabels.blas_threads` is set, which wins (see
+# src/rcpp_blas.cpp for why), and gets its own setting back afterwards.
+# Every call of an Rcpp export from R/ goes through here, except this
+# function's own machinery (.blas_threads_set(), .poll_condition_take()).
+call_core <- function(expr, call = parent.frame(), threads = 1L) {
+  ex <- substitute(expr)
+  fn <- ex[[1L]]
   if (is.call(fn)) fn <- fn[[3L]]  # noisylabels:::.routine(...)
   routine <- sub("^\\.", "", as.character(fn)[1L])
-  old_blas <- .blas_threads_set(blas_threads(call, default = blas %||% 1L))
+  # a test hook, hook("name", ...) or .hook("name", list(...)): name it
+  if (routine == "hook" && length(ex) > 1L && is.character(ex[[2L]])) routine <- ex[[2L]]
+  old_blas <- .blas_threads_set(blas_threads(call, default = threads %||% 1L))
   if (!is.na(old_blas)) on.exit(.blas_threads_set(old_blas), add = TRUE)
   interrupted <- FALSE
   .poll_condition_take()  # nothing left over from an earlier call
@@ -155,8 +161,9 @@ abort_core <- function(e, routine, call = parent.frame()) {
                 input = c("noisylabels_error_core", "noisylabels_error_input"),
                 numeric = c("noisylabels_error_core", "noisylabels_error_numeric"),
                 internal = c("noisylabels_error_internal", "noisylabels_error_numeric"))
+  # core_message: the core's own words, for a caller that rewords the failure
   cli::cli_abort(c(head, "x" = msg, "i" = hint), class = c(cls, "noisylabels_error"),
-                 call = call)
+                 call = call, core_message = conditionMessage(e))
 }
 
 check_number <- function(x, arg, lower = -Inf, upper = Inf, open_lower = FALSE,

@@ -12,15 +12,6 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
-// blas_threads_get_cpp
-int blas_threads_get_cpp();
-RcppExport SEXP _noisylabels_blas_threads_get_cpp() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(blas_threads_get_cpp());
-    return rcpp_result_gen;
-END_RCPP
-}
 // blas_threads_set_cpp
 int blas_threads_set_cpp(int threads);
 RcppExport SEXP _noisylabels_blas_threads_set_cpp(SEXP threadsSEXP) {
@@ -69,71 +60,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gpc_ep_moments_cpp
-Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var, double epsilon, double probit_scale);
-RcppExport SEXP _noisylabels_gpc_ep_moments_cpp(SEXP ySEXP, SEXP cav_meanSEXP, SEXP cav_varSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type cav_mean(cav_meanSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type cav_var(cav_varSEXP);
-    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_moments_cpp(y, cav_mean, cav_var, epsilon, probit_scale));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpc_ep_run_k_cpp
-Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double probit_scale, Rcpp::List ep, double seed);
-RcppExport SEXP _noisylabels_gpc_ep_run_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP epSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type k(kSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_run_k_cpp(k, y, epsilon, probit_scale, ep, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpc_ep_evidence_k_cpp
-Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau, const MapVec site_nu, double epsilon, double probit_scale, bool diagonal_only);
-RcppExport SEXP _noisylabels_gpc_ep_evidence_k_cpp(SEXP kSEXP, SEXP ySEXP, SEXP site_tauSEXP, SEXP site_nuSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP diagonal_onlySEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type k(kSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type site_tau(site_tauSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type site_nu(site_nuSEXP);
-    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
-    Rcpp::traits::input_parameter< bool >::type diagonal_only(diagonal_onlySEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_evidence_k_cpp(k, y, site_tau, site_nu, epsilon, probit_scale, diagonal_only));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpc_ep_gradient_cpp
-Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, Rcpp::List ep, double seed);
-RcppExport SEXP _noisylabels_gpc_ep_gradient_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP epSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_gradient_cpp(x, y, spec, epsilon, probit_scale, ep, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
 // gpc_ep_fit_cpp
 Rcpp::List gpc_ep_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, bool learn_epsilon, std::string rule, bool learn_kernel, Rcpp::IntegerVector free, const MapVec lower, const MapVec upper, int max_outer, int lbfgs_steps, Rcpp::List ep, double seed, Rcpp::Nullable<Rcpp::Function> progress);
 RcppExport SEXP _noisylabels_gpc_ep_fit_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP learn_epsilonSEXP, SEXP ruleSEXP, SEXP learn_kernelSEXP, SEXP freeSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_outerSEXP, SEXP lbfgs_stepsSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP progressSEXP) {
@@ -173,25 +99,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const MapVec >::type site_tau(site_tauSEXP);
     Rcpp::traits::input_parameter< const MapVec >::type site_nu(site_nuSEXP);
     rcpp_result_gen = Rcpp::wrap(gpc_ep_predict_cpp(x, xnew, spec, jitter, site_tau, site_nu));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpc_ep_sparse_run_cpp
-Rcpp::List gpc_ep_sparse_run_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec, double epsilon, double probit_scale, Rcpp::List ep, double seed, bool gradient);
-RcppExport SEXP _noisylabels_gpc_ep_sparse_run_cpp(SEXP xSEXP, SEXP zSEXP, SEXP ySEXP, SEXP specSEXP, SEXP epsilonSEXP, SEXP probit_scaleSEXP, SEXP epSEXP, SEXP seedSEXP, SEXP gradientSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type z(zSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< double >::type epsilon(epsilonSEXP);
-    Rcpp::traits::input_parameter< double >::type probit_scale(probit_scaleSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type ep(epSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< bool >::type gradient(gradientSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpc_ep_sparse_run_cpp(x, z, y, spec, epsilon, probit_scale, ep, seed, gradient));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -271,53 +178,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gpr_loo_eval_cpp
-Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma, Rcpp::List options);
-RcppExport SEXP _noisylabels_gpr_loo_eval_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigmaSEXP, SEXP optionsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type sigma(sigmaSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_loo_eval_cpp(x, y, spec, sigma, options));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpr_loo_nll_grad_cpp
-Rcpp::List gpr_loo_nll_grad_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma, Rcpp::List options, int reps);
-RcppExport SEXP _noisylabels_gpr_loo_nll_grad_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigmaSEXP, SEXP optionsSEXP, SEXP repsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type sigma(sigmaSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_loo_nll_grad_cpp(x, y, spec, sigma, options, reps));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gpr_loo_sweeps_cpp
-Rcpp::List gpr_loo_sweeps_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0, Rcpp::List options, int sweeps);
-RcppExport SEXP _noisylabels_gpr_loo_sweeps_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP sigma0SEXP, SEXP optionsSEXP, SEXP sweepsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type sigma0(sigma0SEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
-    Rcpp::traits::input_parameter< int >::type sweeps(sweepsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_loo_sweeps_cpp(x, y, spec, sigma0, options, sweeps));
-    return rcpp_result_gen;
-END_RCPP
-}
 // gp_predict_cpp
 Rcpp::List gp_predict_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec noise, const MapMat xnew, bool want_var, double jitter, std::string backend, Rcpp::Nullable<Rcpp::IntegerMatrix> new_neighbors, int threads, Rcpp::Nullable<Rcpp::IntegerVector> block_start);
 RcppExport SEXP _noisylabels_gp_predict_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP noiseSEXP, SEXP xnewSEXP, SEXP want_varSEXP, SEXP jitterSEXP, SEXP backendSEXP, SEXP new_neighborsSEXP, SEXP threadsSEXP, SEXP block_startSEXP) {
@@ -391,25 +251,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gpr_pursuit_objective_cpp
-Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec z, Rcpp::IntegerVector support, bool convex, Rcpp::Nullable<Rcpp::NumericVector> prior_mu, Rcpp::Nullable<Rcpp::NumericVector> prior_sd, Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors);
-RcppExport SEXP _noisylabels_gpr_pursuit_objective_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP zSEXP, SEXP supportSEXP, SEXP convexSEXP, SEXP prior_muSEXP, SEXP prior_sdSEXP, SEXP neighborsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type z(zSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type support(supportSEXP);
-    Rcpp::traits::input_parameter< bool >::type convex(convexSEXP);
-    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_mu(prior_muSEXP);
-    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type prior_sd(prior_sdSEXP);
-    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerMatrix> >::type neighbors(neighborsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gpr_pursuit_objective_cpp(x, y, spec, z, support, convex, prior_mu, prior_sd, neighbors));
-    return rcpp_result_gen;
-END_RCPP
-}
 // gpr_pursuit_lemma1_cpp
 Eigen::VectorXd gpr_pursuit_lemma1_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double mean, double noise, const MapVec rho, Rcpp::Nullable<Rcpp::IntegerMatrix> neighbors, int threads);
 RcppExport SEXP _noisylabels_gpr_pursuit_lemma1_cpp(SEXP xSEXP, SEXP ySEXP, SEXP specSEXP, SEXP meanSEXP, SEXP noiseSEXP, SEXP rhoSEXP, SEXP neighborsSEXP, SEXP threadsSEXP) {
@@ -479,9 +320,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// hook_cpp
+SEXP hook_cpp(std::string name, Rcpp::List args);
+RcppExport SEXP _noisylabels_hook_cpp(SEXP nameSEXP, SEXP argsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< std::string >::type name(nameSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type args(argsSEXP);
+    rcpp_result_gen = Rcpp::wrap(hook_cpp(name, args));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cl_pass_given_cpp
-bool cl_pass_given_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP given, double tol);
-RcppExport SEXP _noisylabels_cl_pass_given_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP givenSEXP, SEXP tolSEXP) {
+SEXP cl_pass_given_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, double tol);
+RcppExport SEXP _noisylabels_cl_pass_given_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
@@ -489,35 +341,23 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
     Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type given(givenSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cl_pass_given_cpp(chunk, rows, k, labels, offset, given, tol));
+    rcpp_result_gen = Rcpp::wrap(cl_pass_given_cpp(chunk, rows, k, labels, offset, tol));
     return rcpp_result_gen;
 END_RCPP
 }
 // cl_add_sums_cpp
-void cl_add_sums_cpp(SEXP given, SEXP labels, double offset, SEXP sums);
+Rcpp::NumericVector cl_add_sums_cpp(Rcpp::NumericVector given, SEXP labels, double offset, Rcpp::NumericVector sums);
 RcppExport SEXP _noisylabels_cl_add_sums_cpp(SEXP givenSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP sumsSEXP) {
 BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type given(givenSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type given(givenSEXP);
     Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
     Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type sums(sumsSEXP);
-    cl_add_sums_cpp(given, labels, offset, sums);
-    return R_NilValue;
-END_RCPP
-}
-// cl_put_rows_cpp
-void cl_put_rows_cpp(SEXP dest, double offset, SEXP from);
-RcppExport SEXP _noisylabels_cl_put_rows_cpp(SEXP destSEXP, SEXP offsetSEXP, SEXP fromSEXP) {
-BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type dest(destSEXP);
-    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type from(fromSEXP);
-    cl_put_rows_cpp(dest, offset, from);
-    return R_NilValue;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sums(sumsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cl_add_sums_cpp(given, labels, offset, sums));
+    return rcpp_result_gen;
 END_RCPP
 }
 // cl_text_chunks_cpp
@@ -533,8 +373,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cl_pass_joint_cpp
-bool cl_pass_joint_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, SEXP thresholds, SEXP joint, SEXP confident, double tol);
-RcppExport SEXP _noisylabels_cl_pass_joint_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP thresholdsSEXP, SEXP jointSEXP, SEXP confidentSEXP, SEXP tolSEXP) {
+SEXP cl_pass_joint_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, Rcpp::NumericVector thresholds, double tol);
+RcppExport SEXP _noisylabels_cl_pass_joint_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP thresholdsSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
@@ -542,17 +382,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
     Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type thresholds(thresholdsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type joint(jointSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type confident(confidentSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type thresholds(thresholdsSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cl_pass_joint_cpp(chunk, rows, k, labels, offset, thresholds, joint, confident, tol));
+    rcpp_result_gen = Rcpp::wrap(cl_pass_joint_cpp(chunk, rows, k, labels, offset, thresholds, tol));
     return rcpp_result_gen;
 END_RCPP
 }
 // cl_pass_scores_cpp
-bool cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, Rcpp::List model, Rcpp::List out, double tol);
-RcppExport SEXP _noisylabels_cl_pass_scores_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP modelSEXP, SEXP outSEXP, SEXP tolSEXP) {
+SEXP cl_pass_scores_cpp(SEXP chunk, double rows, int k, SEXP labels, double offset, Rcpp::List model, double tol);
+RcppExport SEXP _noisylabels_cl_pass_scores_cpp(SEXP chunkSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP labelsSEXP, SEXP offsetSEXP, SEXP modelSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type chunk(chunkSEXP);
@@ -561,23 +399,22 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type labels(labelsSEXP);
     Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type model(modelSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type out(outSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cl_pass_scores_cpp(chunk, rows, k, labels, offset, model, out, tol));
+    rcpp_result_gen = Rcpp::wrap(cl_pass_scores_cpp(chunk, rows, k, labels, offset, model, tol));
     return rcpp_result_gen;
 END_RCPP
 }
 // cl_read_rows_cpp
-void cl_read_rows_cpp(std::string path, double first_row, double rows, int k, SEXP buffer);
-RcppExport SEXP _noisylabels_cl_read_rows_cpp(SEXP pathSEXP, SEXP first_rowSEXP, SEXP rowsSEXP, SEXP kSEXP, SEXP bufferSEXP) {
+Rcpp::NumericVector cl_read_rows_cpp(std::string path, double first_row, double rows, int k);
+RcppExport SEXP _noisylabels_cl_read_rows_cpp(SEXP pathSEXP, SEXP first_rowSEXP, SEXP rowsSEXP, SEXP kSEXP) {
 BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
     Rcpp::traits::input_parameter< double >::type first_row(first_rowSEXP);
     Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
-    cl_read_rows_cpp(path, first_row, rows, k, buffer);
-    return R_NilValue;
+    rcpp_result_gen = Rcpp::wrap(cl_read_rows_cpp(path, first_row, rows, k));
+    return rcpp_result_gen;
 END_RCPP
 }
 // kernel_gram_cpp
@@ -605,43 +442,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// kernel_diag_cpp
-Eigen::VectorXd kernel_diag_cpp(const MapMat x, Rcpp::List spec);
-RcppExport SEXP _noisylabels_kernel_diag_cpp(SEXP xSEXP, SEXP specSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    rcpp_result_gen = Rcpp::wrap(kernel_diag_cpp(x, spec));
-    return rcpp_result_gen;
-END_RCPP
-}
-// kernel_gradient_cpp
-Eigen::VectorXd kernel_gradient_cpp(const MapMat x, const MapMat w, Rcpp::List spec);
-RcppExport SEXP _noisylabels_kernel_gradient_cpp(SEXP xSEXP, SEXP wSEXP, SEXP specSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type w(wSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    rcpp_result_gen = Rcpp::wrap(kernel_gradient_cpp(x, w, spec));
-    return rcpp_result_gen;
-END_RCPP
-}
-// kernel_diag_gradient_cpp
-Eigen::MatrixXd kernel_diag_gradient_cpp(const MapMat x, Rcpp::List spec);
-RcppExport SEXP _noisylabels_kernel_diag_gradient_cpp(SEXP xSEXP, SEXP specSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    rcpp_result_gen = Rcpp::wrap(kernel_diag_gradient_cpp(x, spec));
-    return rcpp_result_gen;
-END_RCPP
-}
 // ld_fit_cpp
 Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List options, Rcpp::Nullable<Rcpp::Function> progress);
 RcppExport SEXP _noisylabels_ld_fit_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP optionsSEXP, SEXP progressSEXP) {
@@ -659,185 +459,12 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// ld_elbo_cpp
-Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, bool structured, bool vb_c, bool exact);
-RcppExport SEXP _noisylabels_ld_elbo_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP exactSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type s(sSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type group_ptr(group_ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
-    Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
-    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
-    rcpp_result_gen = Rcpp::wrap(ld_elbo_cpp(x, s, group_ptr, pair_unit, hyper, state, structured, vb_c, exact));
-    return rcpp_result_gen;
-END_RCPP
-}
-// ld_update_cpp
-Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr, Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state, std::string block, bool structured, bool vb_c, bool exact);
-RcppExport SEXP _noisylabels_ld_update_cpp(SEXP xSEXP, SEXP sSEXP, SEXP group_ptrSEXP, SEXP pair_unitSEXP, SEXP hyperSEXP, SEXP stateSEXP, SEXP blockSEXP, SEXP structuredSEXP, SEXP vb_cSEXP, SEXP exactSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type s(sSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type group_ptr(group_ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pair_unit(pair_unitSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hyper(hyperSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< std::string >::type block(blockSEXP);
-    Rcpp::traits::input_parameter< bool >::type structured(structuredSEXP);
-    Rcpp::traits::input_parameter< bool >::type vb_c(vb_cSEXP);
-    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
-    rcpp_result_gen = Rcpp::wrap(ld_update_cpp(x, s, group_ptr, pair_unit, hyper, state, block, structured, vb_c, exact));
-    return rcpp_result_gen;
-END_RCPP
-}
-// ld_w_objective_cpp
-Rcpp::List ld_w_objective_cpp(const MapMat x, const MapMat zeta, double alpha_w, const MapMat w);
-RcppExport SEXP _noisylabels_ld_w_objective_cpp(SEXP xSEXP, SEXP zetaSEXP, SEXP alpha_wSEXP, SEXP wSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type zeta(zetaSEXP);
-    Rcpp::traits::input_parameter< double >::type alpha_w(alpha_wSEXP);
-    Rcpp::traits::input_parameter< const MapMat >::type w(wSEXP);
-    rcpp_result_gen = Rcpp::wrap(ld_w_objective_cpp(x, zeta, alpha_w, w));
-    return rcpp_result_gen;
-END_RCPP
-}
-// chol_loo_cpp
-Rcpp::List chol_loo_cpp(const MapMat a, const MapVec r, std::string backend, double base_jitter);
-RcppExport SEXP _noisylabels_chol_loo_cpp(SEXP aSEXP, SEXP rSEXP, SEXP backendSEXP, SEXP base_jitterSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type r(rSEXP);
-    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
-    Rcpp::traits::input_parameter< double >::type base_jitter(base_jitterSEXP);
-    rcpp_result_gen = Rcpp::wrap(chol_loo_cpp(a, r, backend, base_jitter));
-    return rcpp_result_gen;
-END_RCPP
-}
-// chol_inverse_cpp
-Eigen::MatrixXd chol_inverse_cpp(const MapMat a, std::string backend);
-RcppExport SEXP _noisylabels_chol_inverse_cpp(SEXP aSEXP, SEXP backendSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
-    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
-    rcpp_result_gen = Rcpp::wrap(chol_inverse_cpp(a, backend));
-    return rcpp_result_gen;
-END_RCPP
-}
-// chol_rank_one_cpp
-Eigen::MatrixXd chol_rank_one_cpp(const MapMat a, const MapVec v, double sigma);
-RcppExport SEXP _noisylabels_chol_rank_one_cpp(SEXP aSEXP, SEXP vSEXP, SEXP sigmaSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
-    Rcpp::traits::input_parameter< const MapVec >::type v(vSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
-    rcpp_result_gen = Rcpp::wrap(chol_rank_one_cpp(a, v, sigma));
-    return rcpp_result_gen;
-END_RCPP
-}
-// chol_timing_cpp
-double chol_timing_cpp(const MapMat a, std::string backend, bool full_inverse, int reps);
-RcppExport SEXP _noisylabels_chol_timing_cpp(SEXP aSEXP, SEXP backendSEXP, SEXP full_inverseSEXP, SEXP repsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
-    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
-    Rcpp::traits::input_parameter< bool >::type full_inverse(full_inverseSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    rcpp_result_gen = Rcpp::wrap(chol_timing_cpp(a, backend, full_inverse, reps));
-    return rcpp_result_gen;
-END_RCPP
-}
-// chol_blocked_cpp
-Rcpp::List chol_blocked_cpp(const MapMat a, int block);
-RcppExport SEXP _noisylabels_chol_blocked_cpp(SEXP aSEXP, SEXP blockSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
-    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
-    rcpp_result_gen = Rcpp::wrap(chol_blocked_cpp(a, block));
-    return rcpp_result_gen;
-END_RCPP
-}
-// chol_blocked_timing_cpp
-double chol_blocked_timing_cpp(const MapMat a, std::string what, bool blocked, int reps, int block);
-RcppExport SEXP _noisylabels_chol_blocked_timing_cpp(SEXP aSEXP, SEXP whatSEXP, SEXP blockedSEXP, SEXP repsSEXP, SEXP blockSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const MapMat >::type a(aSEXP);
-    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
-    Rcpp::traits::input_parameter< bool >::type blocked(blockedSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
-    rcpp_result_gen = Rcpp::wrap(chol_blocked_timing_cpp(a, what, blocked, reps, block));
-    return rcpp_result_gen;
-END_RCPP
-}
-// minimize_box_cpp
-Rcpp::List minimize_box_cpp(Rcpp::Function fn, Eigen::VectorXd x0, Eigen::VectorXd lower, Eigen::VectorXd upper, int max_iter);
-RcppExport SEXP _noisylabels_minimize_box_cpp(SEXP fnSEXP, SEXP x0SEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP max_iterSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::Function >::type fn(fnSEXP);
-    Rcpp::traits::input_parameter< Eigen::VectorXd >::type x0(x0SEXP);
-    Rcpp::traits::input_parameter< Eigen::VectorXd >::type lower(lowerSEXP);
-    Rcpp::traits::input_parameter< Eigen::VectorXd >::type upper(upperSEXP);
-    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
-    rcpp_result_gen = Rcpp::wrap(minimize_box_cpp(fn, x0, lower, upper, max_iter));
-    return rcpp_result_gen;
-END_RCPP
-}
-// monitor_demo_cpp
-int monitor_demo_cpp(SEXP progress, int steps, int stages, int min_interval_ms, bool other_thread, int stop_at);
-RcppExport SEXP _noisylabels_monitor_demo_cpp(SEXP progressSEXP, SEXP stepsSEXP, SEXP stagesSEXP, SEXP min_interval_msSEXP, SEXP other_threadSEXP, SEXP stop_atSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    Rcpp::traits::input_parameter< int >::type steps(stepsSEXP);
-    Rcpp::traits::input_parameter< int >::type stages(stagesSEXP);
-    Rcpp::traits::input_parameter< int >::type min_interval_ms(min_interval_msSEXP);
-    Rcpp::traits::input_parameter< bool >::type other_thread(other_threadSEXP);
-    Rcpp::traits::input_parameter< int >::type stop_at(stop_atSEXP);
-    rcpp_result_gen = Rcpp::wrap(monitor_demo_cpp(progress, steps, stages, min_interval_ms, other_thread, stop_at));
-    return rcpp_result_gen;
-END_RCPP
-}
 // poll_condition_take_cpp
 SEXP poll_condition_take_cpp();
 RcppExport SEXP _noisylabels_poll_condition_take_cpp() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     rcpp_result_gen = Rcpp::wrap(poll_condition_take_cpp());
-    return rcpp_result_gen;
-END_RCPP
-}
-// monitor_poll_cpp
-bool monitor_poll_cpp();
-RcppExport SEXP _noisylabels_monitor_poll_cpp() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(monitor_poll_cpp());
     return rcpp_result_gen;
 END_RCPP
 }
@@ -864,30 +491,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type options(optionsSEXP);
     Rcpp::traits::input_parameter< int >::type sample_size(sample_sizeSEXP);
     rcpp_result_gen = Rcpp::wrap(sgd_choose_eta_cpp(data, options, sample_size));
-    return rcpp_result_gen;
-END_RCPP
-}
-// sgd_stream_seconds_cpp
-double sgd_stream_seconds_cpp(Rcpp::List data, int repeats);
-RcppExport SEXP _noisylabels_sgd_stream_seconds_cpp(SEXP dataSEXP, SEXP repeatsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
-    Rcpp::traits::input_parameter< int >::type repeats(repeatsSEXP);
-    rcpp_result_gen = Rcpp::wrap(sgd_stream_seconds_cpp(data, repeats));
-    return rcpp_result_gen;
-END_RCPP
-}
-// sgd_floor_seconds_cpp
-Rcpp::NumericVector sgd_floor_seconds_cpp(Rcpp::List data, int repeats);
-RcppExport SEXP _noisylabels_sgd_floor_seconds_cpp(SEXP dataSEXP, SEXP repeatsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
-    Rcpp::traits::input_parameter< int >::type repeats(repeatsSEXP);
-    rcpp_result_gen = Rcpp::wrap(sgd_floor_seconds_cpp(data, repeats));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -929,63 +532,36 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_noisylabels_blas_threads_get_cpp", (DL_FUNC) &_noisylabels_blas_threads_get_cpp, 0},
     {"_noisylabels_blas_threads_set_cpp", (DL_FUNC) &_noisylabels_blas_threads_set_cpp, 1},
     {"_noisylabels_consensus_classes_cpp", (DL_FUNC) &_noisylabels_consensus_classes_cpp, 10},
     {"_noisylabels_consensus_numeric_cpp", (DL_FUNC) &_noisylabels_consensus_numeric_cpp, 8},
-    {"_noisylabels_gpc_ep_moments_cpp", (DL_FUNC) &_noisylabels_gpc_ep_moments_cpp, 5},
-    {"_noisylabels_gpc_ep_run_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_run_k_cpp, 6},
-    {"_noisylabels_gpc_ep_evidence_k_cpp", (DL_FUNC) &_noisylabels_gpc_ep_evidence_k_cpp, 7},
-    {"_noisylabels_gpc_ep_gradient_cpp", (DL_FUNC) &_noisylabels_gpc_ep_gradient_cpp, 7},
     {"_noisylabels_gpc_ep_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_fit_cpp, 16},
     {"_noisylabels_gpc_ep_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_predict_cpp, 6},
-    {"_noisylabels_gpc_ep_sparse_run_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_run_cpp, 9},
     {"_noisylabels_gpc_ep_sparse_fit_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_fit_cpp, 17},
     {"_noisylabels_gpc_ep_sparse_predict_cpp", (DL_FUNC) &_noisylabels_gpc_ep_sparse_predict_cpp, 5},
     {"_noisylabels_gpr_loo_fit_cpp", (DL_FUNC) &_noisylabels_gpr_loo_fit_cpp, 9},
     {"_noisylabels_gpr_loo_clean_level_cpp", (DL_FUNC) &_noisylabels_gpr_loo_clean_level_cpp, 5},
-    {"_noisylabels_gpr_loo_eval_cpp", (DL_FUNC) &_noisylabels_gpr_loo_eval_cpp, 5},
-    {"_noisylabels_gpr_loo_nll_grad_cpp", (DL_FUNC) &_noisylabels_gpr_loo_nll_grad_cpp, 6},
-    {"_noisylabels_gpr_loo_sweeps_cpp", (DL_FUNC) &_noisylabels_gpr_loo_sweeps_cpp, 6},
     {"_noisylabels_gp_predict_cpp", (DL_FUNC) &_noisylabels_gp_predict_cpp, 11},
     {"_noisylabels_gp_loo_cpp", (DL_FUNC) &_noisylabels_gp_loo_cpp, 6},
     {"_noisylabels_gp_vecchia_piece_cpp", (DL_FUNC) &_noisylabels_gp_vecchia_piece_cpp, 6},
     {"_noisylabels_gpr_pursuit_fit_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_fit_cpp, 11},
-    {"_noisylabels_gpr_pursuit_objective_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_objective_cpp, 9},
     {"_noisylabels_gpr_pursuit_lemma1_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_lemma1_cpp, 8},
     {"_noisylabels_gpr_pursuit_gain_cpp", (DL_FUNC) &_noisylabels_gpr_pursuit_gain_cpp, 9},
     {"_noisylabels_gpr_trimmed_subset_cpp", (DL_FUNC) &_noisylabels_gpr_trimmed_subset_cpp, 8},
     {"_noisylabels_gp_forward_search_cpp", (DL_FUNC) &_noisylabels_gp_forward_search_cpp, 4},
-    {"_noisylabels_cl_pass_given_cpp", (DL_FUNC) &_noisylabels_cl_pass_given_cpp, 7},
+    {"_noisylabels_hook_cpp", (DL_FUNC) &_noisylabels_hook_cpp, 2},
+    {"_noisylabels_cl_pass_given_cpp", (DL_FUNC) &_noisylabels_cl_pass_given_cpp, 6},
     {"_noisylabels_cl_add_sums_cpp", (DL_FUNC) &_noisylabels_cl_add_sums_cpp, 4},
-    {"_noisylabels_cl_put_rows_cpp", (DL_FUNC) &_noisylabels_cl_put_rows_cpp, 3},
     {"_noisylabels_cl_text_chunks_cpp", (DL_FUNC) &_noisylabels_cl_text_chunks_cpp, 2},
-    {"_noisylabels_cl_pass_joint_cpp", (DL_FUNC) &_noisylabels_cl_pass_joint_cpp, 9},
-    {"_noisylabels_cl_pass_scores_cpp", (DL_FUNC) &_noisylabels_cl_pass_scores_cpp, 8},
-    {"_noisylabels_cl_read_rows_cpp", (DL_FUNC) &_noisylabels_cl_read_rows_cpp, 5},
+    {"_noisylabels_cl_pass_joint_cpp", (DL_FUNC) &_noisylabels_cl_pass_joint_cpp, 7},
+    {"_noisylabels_cl_pass_scores_cpp", (DL_FUNC) &_noisylabels_cl_pass_scores_cpp, 7},
+    {"_noisylabels_cl_read_rows_cpp", (DL_FUNC) &_noisylabels_cl_read_rows_cpp, 4},
     {"_noisylabels_kernel_gram_cpp", (DL_FUNC) &_noisylabels_kernel_gram_cpp, 2},
     {"_noisylabels_kernel_cross_cpp", (DL_FUNC) &_noisylabels_kernel_cross_cpp, 3},
-    {"_noisylabels_kernel_diag_cpp", (DL_FUNC) &_noisylabels_kernel_diag_cpp, 2},
-    {"_noisylabels_kernel_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_gradient_cpp, 3},
-    {"_noisylabels_kernel_diag_gradient_cpp", (DL_FUNC) &_noisylabels_kernel_diag_gradient_cpp, 2},
     {"_noisylabels_ld_fit_cpp", (DL_FUNC) &_noisylabels_ld_fit_cpp, 7},
-    {"_noisylabels_ld_elbo_cpp", (DL_FUNC) &_noisylabels_ld_elbo_cpp, 9},
-    {"_noisylabels_ld_update_cpp", (DL_FUNC) &_noisylabels_ld_update_cpp, 10},
-    {"_noisylabels_ld_w_objective_cpp", (DL_FUNC) &_noisylabels_ld_w_objective_cpp, 4},
-    {"_noisylabels_chol_loo_cpp", (DL_FUNC) &_noisylabels_chol_loo_cpp, 4},
-    {"_noisylabels_chol_inverse_cpp", (DL_FUNC) &_noisylabels_chol_inverse_cpp, 2},
-    {"_noisylabels_chol_rank_one_cpp", (DL_FUNC) &_noisylabels_chol_rank_one_cpp, 3},
-    {"_noisylabels_chol_timing_cpp", (DL_FUNC) &_noisylabels_chol_timing_cpp, 4},
-    {"_noisylabels_chol_blocked_cpp", (DL_FUNC) &_noisylabels_chol_blocked_cpp, 2},
-    {"_noisylabels_chol_blocked_timing_cpp", (DL_FUNC) &_noisylabels_chol_blocked_timing_cpp, 5},
-    {"_noisylabels_minimize_box_cpp", (DL_FUNC) &_noisylabels_minimize_box_cpp, 5},
-    {"_noisylabels_monitor_demo_cpp", (DL_FUNC) &_noisylabels_monitor_demo_cpp, 6},
     {"_noisylabels_poll_condition_take_cpp", (DL_FUNC) &_noisylabels_poll_condition_take_cpp, 0},
-    {"_noisylabels_monitor_poll_cpp", (DL_FUNC) &_noisylabels_monitor_poll_cpp, 0},
     {"_noisylabels_sgd_fit_cpp", (DL_FUNC) &_noisylabels_sgd_fit_cpp, 3},
     {"_noisylabels_sgd_choose_eta_cpp", (DL_FUNC) &_noisylabels_sgd_choose_eta_cpp, 3},
-    {"_noisylabels_sgd_stream_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_stream_seconds_cpp, 2},
-    {"_noisylabels_sgd_floor_seconds_cpp", (DL_FUNC) &_noisylabels_sgd_floor_seconds_cpp, 2},
     {"_noisylabels_sgd_loss_eval_cpp", (DL_FUNC) &_noisylabels_sgd_loss_eval_cpp, 2},
     {"_noisylabels_libsvm_parse_lines_cpp", (DL_FUNC) &_noisylabels_libsvm_parse_lines_cpp, 1},
     {"_noisylabels_sgd_decision_cpp", (DL_FUNC) &_noisylabels_sgd_decision_cpp, 3},

@@ -57,7 +57,7 @@ const BlasThreadControl& control() {
 }  // namespace
 
 // The BLAS's current thread count, NA when it cannot be read.
-// [[Rcpp::export(.blas_threads_get, rng = false)]]
+// Hook "blas_threads_get" (rcpp_hooks.h), not an export: reached through .hook().
 int blas_threads_get_cpp() {
   const BlasThreadControl& c = control();
   return c.get != nullptr ? c.get() : NA_INTEGER;

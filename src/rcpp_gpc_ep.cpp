@@ -15,7 +15,7 @@ std::uint64_t seed_from(double seed) { return static_cast<std::uint64_t>(seed); 
 }  // namespace
 
 // Tilted moments for vectors of cavities (tests compare them with quadrature).
-// [[Rcpp::export(.gpc_ep_moments)]]
+// Hook "gpc_ep_moments" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const MapVec cav_var,
                                    double epsilon, double probit_scale) {
   const int n = static_cast<int>(y.size());
@@ -34,7 +34,7 @@ Rcpp::DataFrame gpc_ep_moments_cpp(const MapVec y, const MapVec cav_mean, const 
 }
 
 // EP on a given prior covariance K (used by tests and the objective probe).
-// [[Rcpp::export(.gpc_ep_run_k)]]
+// Hook "gpc_ep_run_k" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, double probit_scale,
                             Rcpp::List ep, double seed) {
   std::mt19937_64 rng(seed_from(seed));
@@ -54,7 +54,7 @@ Rcpp::List gpc_ep_run_k_cpp(const MapMat k, const MapVec y, double epsilon, doub
 // Posterior and log Z_EP for given sites (no EP iterations). With
 // diagonal_only (the refresh between parallel-EP sweeps) only var and mu are
 // computed and `sigma` (the posterior covariance) is not returned.
-// [[Rcpp::export(.gpc_ep_evidence_k)]]
+// Hook "gpc_ep_evidence_k" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec site_tau,
                                  const MapVec site_nu, double epsilon, double probit_scale,
                                  bool diagonal_only = false) {
@@ -83,7 +83,7 @@ Rcpp::List gpc_ep_evidence_k_cpp(const MapMat k, const MapVec y, const MapVec si
 // `proper` are the objective the hyperparameter optimiser sees (-log Z_EP;
 // +Inf with proper = FALSE where EP finds no proper posterior or K cannot be
 // factorised, exactly as inside fit_gpc_ep()).
-// [[Rcpp::export(.gpc_ep_gradient)]]
+// Hook "gpc_ep_gradient" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpc_ep_gradient_cpp(const MapMat x, const MapVec y, Rcpp::List spec, double epsilon,
                                double probit_scale, Rcpp::List ep, double seed) {
   std::mt19937_64 rng(seed_from(seed));

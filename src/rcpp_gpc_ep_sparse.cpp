@@ -12,7 +12,7 @@ using namespace noisylabels;
 // EP on the FITC prior with given inducing inputs, at fixed hyperparameters,
 // with the log Z_EP gradient (tests compare it with dense EP and finite
 // differences).
-// [[Rcpp::export(.gpc_ep_sparse_run)]]
+// Hook "gpc_ep_sparse_run" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpc_ep_sparse_run_cpp(const MapMat x, const MapMat z, const MapVec y, Rcpp::List spec,
                                  double epsilon, double probit_scale, Rcpp::List ep, double seed,
                                  bool gradient = true) {

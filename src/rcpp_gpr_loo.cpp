@@ -81,7 +81,7 @@ Rcpp::List gpr_loo_clean_level_cpp(const MapMat x, const MapVec y, Rcpp::List sp
 }
 
 // Objective and gradients at fixed (sigma, theta): for tests and benchmarks.
-// [[Rcpp::export(.gpr_loo_eval)]]
+// Hook "gpr_loo_eval" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma,
                             Rcpp::List options) {
   const Eigen::MatrixXd xm = x;
@@ -91,7 +91,7 @@ Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, con
   GprLooEval e = model.evaluate(sigma);
   Eigen::VectorXd grad_sigma, grad_theta;
   model.covariance().nll_gradient(sigma, grad_theta, &grad_sigma);
-  if (opt.lambda > 0) grad_sigma.array() += 0.5 * opt.lambda * opt.p * sigma.array().pow(opt.p - 1);
+  model.add_penalty_gradient(sigma, grad_sigma);
   return Rcpp::List::create(Rcpp::Named("objective") = e.objective,
                             Rcpp::Named("grad_sigma") = grad_sigma,
                             Rcpp::Named("grad_theta") = grad_theta,
@@ -102,7 +102,7 @@ Rcpp::List gpr_loo_eval_cpp(const MapMat x, const MapVec y, Rcpp::List spec, con
 }
 
 // One hyperparameter-step evaluation (J and its theta gradient): benchmarks.
-// [[Rcpp::export(.gpr_loo_nll_grad)]]
+// Hook "gpr_loo_nll_grad" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpr_loo_nll_grad_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma,
                                 Rcpp::List options, int reps) {
   const Eigen::MatrixXd xm = x;
@@ -117,7 +117,7 @@ Rcpp::List gpr_loo_nll_grad_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
 }
 
 // Sigma sweeps only (theta fixed) from sigma0: the solver comparison of Fig. 3.
-// [[Rcpp::export(.gpr_loo_sweeps)]]
+// Hook "gpr_loo_sweeps" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpr_loo_sweeps_cpp(const MapMat x, const MapVec y, Rcpp::List spec, const MapVec sigma0,
                               Rcpp::List options, int sweeps) {
   const Eigen::MatrixXd xm = x;

@@ -94,7 +94,7 @@ Rcpp::List gpr_pursuit_fit_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
 }
 
 // Packed objective NLL/n and its gradient (tests).
-// [[Rcpp::export(.gpr_pursuit_objective)]]
+// Hook "gpr_pursuit_objective" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List gpr_pursuit_objective_cpp(const MapMat x, const MapVec y, Rcpp::List spec,
                                      const MapVec z, Rcpp::IntegerVector support, bool convex,
                                      Rcpp::Nullable<Rcpp::NumericVector> prior_mu = R_NilValue,

@@ -97,7 +97,7 @@ Rcpp::List ld_fit_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_
 }
 
 // ELBO terms of a given state (tests).
-// [[Rcpp::export(.ld_elbo)]]
+// Hook "ld_elbo" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr,
                                 Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper,
                                 Rcpp::List state, bool structured, bool vb_c, bool exact = true) {
@@ -106,7 +106,7 @@ Rcpp::NumericVector ld_elbo_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVec
 }
 
 // One block update of a given state (tests): "c", "w", "eta", "zeta", "structured".
-// [[Rcpp::export(.ld_update)]]
+// Hook "ld_update" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector group_ptr,
                          Rcpp::IntegerVector pair_unit, Rcpp::NumericVector hyper, Rcpp::List state,
                          std::string block, bool structured, bool vb_c, bool exact = true) {
@@ -124,7 +124,7 @@ Rcpp::List ld_update_cpp(const MapMat x, const MapMat s, Rcpp::IntegerVector gro
 }
 
 // W objective l(W) and its gradient (tests).
-// [[Rcpp::export(.ld_w_objective)]]
+// Hook "ld_w_objective" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List ld_w_objective_cpp(const MapMat x, const MapMat zeta, double alpha_w, const MapMat w) {
   // A single dummy group makes a valid problem; only x is used.
   Eigen::MatrixXd s = Eigen::MatrixXd::Constant(1, zeta.cols(), 1.0 / zeta.cols());

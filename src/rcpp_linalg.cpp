@@ -1,4 +1,5 @@
-// Glue: the linalg module exposed for tests and benchmarks.
+// Glue: the linalg module exposed for tests and benchmarks (hooks, see
+// rcpp_hooks.h).
 #include <chrono>
 
 #include "common/optimize.h"
@@ -6,14 +7,15 @@
 #include "linalg/blocked.h"
 #include "noisylabels_types.h"
 #include "rcpp_common.h"
+#include "rcpp_hooks.h"
 #include "rcpp_monitor.h"
 
 using namespace noisylabels;
 
 // Factor A and return the LOO quantities for targets r (R&W eq. 5.12).
-// [[Rcpp::export(.chol_loo)]]
-Rcpp::List chol_loo_cpp(const MapMat a, const MapVec r, std::string backend = "lapack",
-                        double base_jitter = 0.0) {
+// Hook "chol_loo" (rcpp_hooks.h), not an export: reached through .hook().
+Rcpp::List chol_loo_cpp(const MapMat a, const MapVec r, std::string backend,
+                        double base_jitter) {
   JitterPolicy policy;
   policy.backend = backend_from_string(backend);
   policy.base = base_jitter;
@@ -27,15 +29,15 @@ Rcpp::List chol_loo_cpp(const MapMat a, const MapVec r, std::string backend = "l
       Rcpp::Named("factor") = Eigen::MatrixXd(chol.factor().triangularView<Eigen::Lower>()));
 }
 
-// [[Rcpp::export(.chol_inverse)]]
-Eigen::MatrixXd chol_inverse_cpp(const MapMat a, std::string backend = "lapack") {
+// Hook "chol_inverse" (rcpp_hooks.h), not an export: reached through .hook().
+Eigen::MatrixXd chol_inverse_cpp(const MapMat a, std::string backend) {
   JitterPolicy policy;
   policy.backend = backend_from_string(backend);
   return Cholesky(Eigen::MatrixXd(a), policy).inverse();
 }
 
 // Lower factor of A + sigma v v' obtained by updating the factor of A.
-// [[Rcpp::export(.chol_rank_one)]]
+// Hook "chol_rank_one" (rcpp_hooks.h), not an export: reached through .hook().
 Eigen::MatrixXd chol_rank_one_cpp(const MapMat a, const MapVec v, double sigma) {
   Cholesky chol{Eigen::MatrixXd(a)};
   chol.rank_one_update(v, sigma);
@@ -43,7 +45,7 @@ Eigen::MatrixXd chol_rank_one_cpp(const MapMat a, const MapVec v, double sigma) 
 }
 
 // Timing helper for inst/bench: factor + diag-inverse (+ full inverse) `reps` times.
-// [[Rcpp::export(.chol_timing)]]
+// Hook "chol_timing" (rcpp_hooks.h), not an export: reached through .hook().
 double chol_timing_cpp(const MapMat a, std::string backend, bool full_inverse, int reps) {
   JitterPolicy policy;
   policy.backend = backend_from_string(backend);
@@ -59,8 +61,8 @@ double chol_timing_cpp(const MapMat a, std::string backend, bool full_inverse, i
 // The blocked factorizations of linalg/blocked.h with `block` columns per
 // block (0: the default), polling R: factor L of A, L^{-1} and the lower
 // triangle of A^{-1}, each from its own routine, and their info codes.
-// [[Rcpp::export(.chol_blocked)]]
-Rcpp::List chol_blocked_cpp(const MapMat a, int block = 0) {
+// Hook "chol_blocked" (rcpp_hooks.h), not an export: reached through .hook().
+Rcpp::List chol_blocked_cpp(const MapMat a, int block) {
   RMonitor monitor;
   Eigen::MatrixXd l = a;
   const int info_potrf = blocked_potrf(l, monitor, block);
@@ -77,9 +79,9 @@ Rcpp::List chol_blocked_cpp(const MapMat a, int block = 0) {
 // factorization (`what` = "potrf") or factorization + inverse ("potri"),
 // by the blocked routines (`block` columns per block, 0: the default) or by
 // one LAPACK call each; returns the seconds.
-// [[Rcpp::export(.chol_blocked_timing)]]
+// Hook "chol_blocked_timing" (rcpp_hooks.h), not an export: reached through .hook().
 double chol_blocked_timing_cpp(const MapMat a, std::string what, bool blocked, int reps,
-                               int block = 0) {
+                               int block) {
   RMonitor monitor;
   const int n = static_cast<int>(a.rows());
   double seconds = 0;
@@ -101,9 +103,9 @@ double chol_blocked_timing_cpp(const MapMat a, std::string what, bool blocked, i
 }
 
 // Minimise an R function fn(x) -> list(value, gradient) within bounds (tests).
-// [[Rcpp::export(.minimize_box)]]
+// Hook "minimize_box" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::List minimize_box_cpp(Rcpp::Function fn, Eigen::VectorXd x0, Eigen::VectorXd lower,
-                            Eigen::VectorXd upper, int max_iter = 500) {
+                            Eigen::VectorXd upper, int max_iter) {
   Objective obj = [&fn](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
     Rcpp::List out = fn(Rcpp::wrap(x));
     g = Rcpp::as<Eigen::VectorXd>(out["gradient"]);

@@ -1,6 +1,7 @@
 // Glue test of the progress path (RMonitor + StageMonitor): a core-style loop
 // of `stages` x `steps` iterations reporting to an R callback, without a model
 // around it. Used by tests/testthat/test-progress.R.
+#include "rcpp_hooks.h"  // first: RcppEigen.h must come before Rcpp.h
 #include "rcpp_monitor.h"
 
 #include <thread>
@@ -22,9 +23,9 @@ void demo_loop(Monitor& monitor, int steps, int stop_at) {
 // The loop stops after `stop_at` steps (early convergence). With
 // `other_thread`, it runs on a second thread, whose calls the
 // monitor must ignore (only R's main thread may call R).
-// [[Rcpp::export(.monitor_demo)]]
+// Hook "monitor_demo" (rcpp_hooks.h), not an export: reached through .hook().
 int monitor_demo_cpp(SEXP progress, int steps, int stages, int min_interval_ms,
-                     bool other_thread = false, int stop_at = 2147483647) {
+                     bool other_thread, int stop_at) {
   RMonitor monitor(progress, min_interval_ms);
   for (int s = 0; s < stages; ++s) {
     StageMonitor stage(monitor, s, stages);
@@ -70,7 +71,7 @@ SEXP poll_condition_take_cpp() {
 
 // A poll of R as the core makes it, without the rate limit (tests: an R
 // error raised by R_CheckUserInterrupt must come back as itself).
-// [[Rcpp::export(.monitor_poll, rng = false)]]
+// Hook "monitor_poll" (rcpp_hooks.h), not an export: reached through .hook().
 bool monitor_poll_cpp() {
   return RMonitor::poll_r();
 }

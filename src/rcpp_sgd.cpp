@@ -185,7 +185,7 @@ double sgd_choose_eta_cpp(Rcpp::List data, Rcpp::List options, int sample_size) 
 }
 
 // Memory-streaming floor of one epoch over these data (seconds), for inst/bench.
-// [[Rcpp::export(.sgd_stream_seconds)]]
+// Hook "sgd_stream_seconds" (rcpp_hooks.h), not an export: reached through .hook().
 double sgd_stream_seconds_cpp(Rcpp::List data, int repeats) {
   const SgdData d = data_from_list(data);
   double checksum = 0.0;
@@ -196,7 +196,7 @@ double sgd_stream_seconds_cpp(Rcpp::List data, int repeats) {
 
 // Dot + axpy floor of one epoch over these data, for inst/bench: best wall
 // and best process CPU seconds of `repeats` passes, c(wall = , cpu = ).
-// [[Rcpp::export(.sgd_floor_seconds)]]
+// Hook "sgd_floor_seconds" (rcpp_hooks.h), not an export: reached through .hook().
 Rcpp::NumericVector sgd_floor_seconds_cpp(Rcpp::List data, int repeats) {
   const SgdData d = data_from_list(data);
   double checksum = 0.0, cpu = 0.0;

@@ -17,7 +17,7 @@ step("kernels", {
 step("blocked chol", {
   set.seed(2)
   a <- crossprod(matrix(rnorm(50 * 50), 50)) / 50 + diag(50)
-  out <- noisylabels:::.chol_blocked(a, 8L)  # several blocks, a partial last one
+  out <- noisylabels:::.hook("chol_blocked", list(a, 8L))  # several blocks, a partial last one
   stopifnot(max(abs(out$inverse[lower.tri(a, TRUE)] - solve(a)[lower.tri(a, TRUE)])) < 1e-8)
 })
 step("gpr_loo", {
@@ -50,7 +50,7 @@ step("label_dist_vb", {
   predict(fit, sim$x_test)
 })
 step("progress", {
-  calls <- noisylabels:::.monitor_demo(function(step, total) NULL, 10L, 2L, 0L)
+  calls <- noisylabels:::.hook("monitor_demo", list(function(step, total) NULL, 10L, 2L, 0L, FALSE, .Machine$integer.max))
   stopifnot(calls == 20L)
 })
 cat("valgrind-smoke: done\n")

@@ -31,12 +31,12 @@ for (n in sizes) {
   reps <- if (n >= 4000) 1 else 3
   r_chol <- best_of(chol(K), reps)
   r_both <- best_of(chol2inv(chol(K)), reps)
-  la_d <- best_of(ns$.chol_timing(K, "lapack", FALSE, 1L), reps)
+  la_d <- best_of(ns$.hook("chol_timing", list(K, "lapack", FALSE, 1L)), reps)
   # Eigen's blocked LLT/TRSM (single-threaded, SSE2 only under CRAN flags) is
   # measured up to n = 1000 only: beyond that it takes minutes.
-  ei_d <- if (n <= 1000) best_of(ns$.chol_timing(K, "eigen", FALSE, 1L), 1) else NA
-  la_f <- best_of(ns$.chol_timing(K, "lapack", TRUE, 1L), reps)
-  ei_f <- if (n <= 1000) best_of(ns$.chol_timing(K, "eigen", TRUE, 1L), 1) else NA
+  ei_d <- if (n <= 1000) best_of(ns$.hook("chol_timing", list(K, "eigen", FALSE, 1L)), 1) else NA
+  la_f <- best_of(ns$.hook("chol_timing", list(K, "lapack", TRUE, 1L)), reps)
+  ei_f <- if (n <= 1000) best_of(ns$.hook("chol_timing", list(K, "eigen", TRUE, 1L)), 1) else NA
   rows[[length(rows) + 1]] <- data.frame(n = n, R_chol = r_chol, R_chol_chol2inv = r_both,
     lapack_diag = la_d, eigen_diag = ei_d, lapack_inverse = la_f, eigen_inverse = ei_f)
 }
@@ -65,7 +65,7 @@ spec2 <- ns$kernel_spec(kr)
 for (what in c("elapsed", "cpu")) {
   r <- t(vapply(1:3, function(k) c(
     ref = best_of(chol2inv(chol(C)), 5, what),
-    ours = best_of(ns$.gpr_loo_nll_grad(x, y, spec2, sigma, opt, 1L), 5, what)), numeric(2)))
+    ours = best_of(ns$.hook("gpr_loo_nll_grad", list(x, y, spec2, sigma, opt, 1L)), 5, what)), numeric(2)))
   ratio <- r[, "ours"] / r[, "ref"]
   cat(sprintf("%-7s R chol()+chol2inv(): %.3f s; NLL+gradient (kernel matrix, dpotrf, dpotri, gradient pass, ARD d=2): %.3f s; ratio median %.2f (rounds %s; target <= 1.3)\n",
               what, min(r[, "ref"]), min(r[, "ours"]), stats::median(ratio),
@@ -76,11 +76,11 @@ cat("\n== 3. Factorisations to reach eq. 8's objective (hyperparameters fixed)\n
 solver_race <- function(x, y, kern, label) {
   spec <- ns$kernel_spec(ns$kernel_resolve(kern, x))
   sig0 <- rep(1, nrow(x))
-  m <- ns$.gpr_loo_sweeps(x, y, spec, sig0, utils::modifyList(opt, list(solver = "multiplicative")), 3000L)
+  m <- ns$.hook("gpr_loo_sweeps", list(x, y, spec, sig0, utils::modifyList(opt, list(solver = "multiplicative")), 3000L))
   target <- min(m$trace) + 1e-6 * abs(min(m$trace))
   out <- data.frame(case = label, eq8 = m$factorizations[which(m$trace <= target)[1]])
   for (w in c(0.5, 0.8)) {
-    j <- ns$.gpr_loo_sweeps(x, y, spec, sig0, utils::modifyList(opt, list(solver = "jacobi", damping = w)), 1000L)
+    j <- ns$.hook("gpr_loo_sweeps", list(x, y, spec, sig0, utils::modifyList(opt, list(solver = "jacobi", damping = w)), 1000L))
     out[[sprintf("jacobi_%.1f", w)]] <- j$factorizations[which(j$trace <= target)[1]]
   }
   out

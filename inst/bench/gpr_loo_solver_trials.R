@@ -6,7 +6,7 @@
 # adaptive step, Anderson acceleration on Jacobi, and a projected
 # Levenberg-Marquardt Newton step on sigma (Hessian P_ij (a_i a_j - P_ij / 2)).
 # eq. 8 and the Jacobi step are re-implemented here in R (the package's own
-# are C++, run by inst/bench/gpr_loo.R through .gpr_loo_sweeps) so that every
+# are C++, run by inst/bench/gpr_loo.R through the gpr_loo_sweeps hook) so that every
 # solver shares one harness; this harness adds 1e-8 jitter and stops at a
 # change below 1e-13, so its eq. 8 counts differ slightly from gpr_loo.R's
 # (Goldberg 20 here, 22 there).

@@ -40,11 +40,11 @@ ld_hyper <- function(alpha_w = 1, alpha_s = 10, alpha_c0 = 1, alpha_c1 = 5) {
 }
 
 ld_elbo_of <- function(pr, hyper, st, structured = FALSE, vb_c = FALSE) {
-  .ld_elbo(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), hyper, st,
-           structured, vb_c)
+  hook("ld_elbo", pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), hyper, st,
+           structured, vb_c, TRUE)
 }
 
 ld_step <- function(pr, hyper, st, block, structured = FALSE, vb_c = FALSE) {
-  .ld_update(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), hyper, st, block,
-             structured, vb_c)
+  hook("ld_update", pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), hyper, st, block,
+             structured, vb_c, TRUE)
 }

@@ -3,35 +3,35 @@
 # whose thread count cannot be set (reference BLAS, Accelerate).
 
 test_that("call_core() runs the BLAS with the option's thread count and restores it", {
-  own <- noisylabels:::.blas_threads_get()
+  own <- hook("blas_threads_get")
   skip_if(is.na(own), "this BLAS has no thread setter")
   on.exit(noisylabels:::.blas_threads_set(own), add = TRUE)
   noisylabels:::.blas_threads_set(2L)
-  inside <- function() noisylabels:::call_core(noisylabels:::.blas_threads_get())
+  inside <- function() noisylabels:::call_core(hook("blas_threads_get"))
   withr::local_options(noisylabels.blas_threads = NULL)
   expect_identical(inside(), 1L)
-  expect_identical(noisylabels:::.blas_threads_get(), 2L)
+  expect_identical(hook("blas_threads_get"), 2L)
   withr::local_options(noisylabels.blas_threads = 3L)
   expect_identical(inside(), 3L)
-  expect_identical(noisylabels:::.blas_threads_get(), 2L)
+  expect_identical(hook("blas_threads_get"), 2L)
   # restored after a core error too
   boom <- structure(list(message = "boom", call = NULL),
                     class = c("std::runtime_error", "C++Error", "error", "condition"))
   expect_error(noisylabels:::call_core(stop(boom)), class = "noisylabels_error_core")
-  expect_identical(noisylabels:::.blas_threads_get(), 2L)
+  expect_identical(hook("blas_threads_get"), 2L)
 })
 
 test_that("a fit leaves the BLAS setting as it found it, and a bad option is a classed error", {
-  own <- noisylabels:::.blas_threads_get()
+  own <- hook("blas_threads_get")
   skip_if(is.na(own))
   set.seed(1)
   x <- matrix(stats::runif(60), 30)
   y <- x[, 1] + stats::rnorm(30, sd = 0.1)
   fit <- gpr_loo(x, y, restarts = 1)
-  expect_identical(noisylabels:::.blas_threads_get(), own)
+  expect_identical(hook("blas_threads_get"), own)
   withr::local_options(noisylabels.blas_threads = 0)
   expect_error(gpr_loo(x, y, restarts = 1), class = "noisylabels_error_input")
-  expect_identical(noisylabels:::.blas_threads_get(), own)
+  expect_identical(hook("blas_threads_get"), own)
 })
 
 test_that("the setter refuses what is not a thread count", {
@@ -40,17 +40,17 @@ test_that("the setter refuses what is not a thread count", {
 })
 
 test_that("a fit's own thread count sets the BLAS unless the option does", {
-  own <- noisylabels:::.blas_threads_get()
+  own <- hook("blas_threads_get")
   skip_if(is.na(own), "this BLAS has no thread setter")
   on.exit(noisylabels:::.blas_threads_set(own), add = TRUE)
   noisylabels:::.blas_threads_set(1L)
-  inside <- function(blas) noisylabels:::call_core(noisylabels:::.blas_threads_get(), blas = blas)
+  inside <- function(threads) noisylabels:::call_core(hook("blas_threads_get"), threads = threads)
   withr::local_options(noisylabels.blas_threads = NULL)
   expect_identical(inside(2L), 2L)
   expect_identical(inside(NULL), 1L)
   withr::local_options(noisylabels.blas_threads = 3L)
   expect_identical(inside(2L), 3L)
-  expect_identical(noisylabels:::.blas_threads_get(), 1L)
+  expect_identical(hook("blas_threads_get"), 1L)
 })
 
 test_that("gpc_ep() gives the same fit on one or two BLAS threads", {

@@ -22,8 +22,8 @@ test_that("Vecchia conditioning on every earlier point reproduces the dense GP",
   cc <- cov_case()
   n <- length(cc$y)
   full <- t(vapply(seq_len(n), function(i) c(seq_len(i - 1L) - 1L, rep(-1L, n - i)), integer(n - 1L)))
-  dn <- .gpr_loo_eval(cc$x, cc$y, cc$spec, cc$s, cov_opts())
-  vc <- .gpr_loo_eval(cc$x, cc$y, cc$spec, cc$s, cov_opts(full, threads = 2L))
+  dn <- hook("gpr_loo_eval", cc$x, cc$y, cc$spec, cc$s, cov_opts())
+  vc <- hook("gpr_loo_eval", cc$x, cc$y, cc$spec, cc$s, cov_opts(full, threads = 2L))
   for (nm in c("objective", "grad_sigma", "grad_theta", "alpha", "inverse_diagonal")) {
     expect_equal(vc[[nm]], dn[[nm]], tolerance = 1e-8, info = nm)
   }
@@ -35,20 +35,20 @@ test_that("Vecchia gradients match finite differences of its own likelihood", {
   cc <- cov_case(seed = 2)
   nn <- brute_neighbors(cc$x, 5)
   o <- cov_opts(nn)
-  v0 <- .gpr_loo_eval(cc$x, cc$y, cc$spec, cc$s, o)
+  v0 <- hook("gpr_loo_eval", cc$x, cc$y, cc$spec, cc$s, o)
   h <- 1e-6
   fd_s <- vapply(seq_along(cc$s), function(i) {
     sp <- cc$s; sp[i] <- sp[i] + h
     sm <- cc$s; sm[i] <- sm[i] - h
-    (.gpr_loo_eval(cc$x, cc$y, cc$spec, sp, o)$objective -
-       .gpr_loo_eval(cc$x, cc$y, cc$spec, sm, o)$objective) / (2 * h)
+    (hook("gpr_loo_eval", cc$x, cc$y, cc$spec, sp, o)$objective -
+       hook("gpr_loo_eval", cc$x, cc$y, cc$spec, sm, o)$objective) / (2 * h)
   }, numeric(1))
   expect_equal(v0$grad_sigma, fd_s, tolerance = 1e-6)
   fd_t <- vapply(seq_along(cc$spec$log_par), function(j) {
     sp <- cc$spec; sp$log_par[j] <- sp$log_par[j] + h
     sm <- cc$spec; sm$log_par[j] <- sm$log_par[j] - h
-    (.gpr_loo_eval(cc$x, cc$y, sp, cc$s, o)$objective -
-       .gpr_loo_eval(cc$x, cc$y, sm, cc$s, o)$objective) / (2 * h)
+    (hook("gpr_loo_eval", cc$x, cc$y, sp, cc$s, o)$objective -
+       hook("gpr_loo_eval", cc$x, cc$y, sm, cc$s, o)$objective) / (2 * h)
   }, numeric(1))
   expect_equal(v0$grad_theta, fd_t, tolerance = 1e-6)
   # ... and it is not the exact-GP formula applied to the approximate precision.
@@ -59,7 +59,7 @@ test_that("Vecchia LOO quantities are those of its precision matrix (brute force
   cc <- cov_case(n = 30, seed = 3)
   n <- length(cc$y)
   nn <- brute_neighbors(cc$x, 4)
-  v <- .gpr_loo_eval(cc$x, cc$y, cc$spec, cc$s, cov_opts(nn))
+  v <- hook("gpr_loo_eval", cc$x, cc$y, cc$spec, cc$s, cov_opts(nn))
   # Q = U U' built in R from the conditional distributions.
   C <- .kernel_gram(cc$x, cc$spec) + diag(cc$s)
   U <- matrix(0, n, n)
@@ -102,8 +102,8 @@ test_that("the Vecchia storage order renumbers the same model", {
   back <- vs$layout_neighbors
   back[back >= 0L] <- lay[back[back >= 0L] + 1L] - 1L
   expect_identical(back, vs$neighbors[lay, ])
-  a <- .gpr_loo_eval(cc$x, cc$y, cc$spec, cc$s, cov_opts(vs$neighbors))
-  b <- .gpr_loo_eval(cc$x[lay, ], cc$y[lay], cc$spec, cc$s[lay], cov_opts(vs$layout_neighbors, threads = 2L))
+  a <- hook("gpr_loo_eval", cc$x, cc$y, cc$spec, cc$s, cov_opts(vs$neighbors))
+  b <- hook("gpr_loo_eval", cc$x[lay, ], cc$y[lay], cc$spec, cc$s[lay], cov_opts(vs$layout_neighbors, threads = 2L))
   expect_equal(b$objective, a$objective, tolerance = 1e-12)
   expect_equal(b$grad_theta, a$grad_theta, tolerance = 1e-10)
   for (nm in c("grad_sigma", "alpha", "inverse_diagonal")) {

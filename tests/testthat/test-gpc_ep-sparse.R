@@ -26,9 +26,9 @@ test_that("sparse EP with Z = X equals dense EP (sites, log Z, gradient) to 1e-6
                     list(eps = 0.1, sigma = 0, clamp = TRUE),
                     list(eps = 0.02, sigma = 1, clamp = FALSE))) {
     ep <- tight_ep(clamp = case$clamp)
-    dense <- ns$.gpc_ep_run_k(.kernel_gram(d$x, d$spec), d$y, case$eps, case$sigma, ep, 1)
-    dgrad <- ns$.gpc_ep_gradient(d$x, d$y, d$spec, case$eps, case$sigma, ep, 1)
-    sp <- ns$.gpc_ep_sparse_run(d$x, d$x, d$y, d$spec, case$eps, case$sigma, ep, 1)
+    dense <- hook("gpc_ep_run_k", .kernel_gram(d$x, d$spec), d$y, case$eps, case$sigma, ep, 1)
+    dgrad <- hook("gpc_ep_gradient", d$x, d$y, d$spec, case$eps, case$sigma, ep, 1)
+    sp <- hook("gpc_ep_sparse_run", d$x, d$x, d$y, d$spec, case$eps, case$sigma, ep, 1, TRUE)
     expect_true(sp$proper)
     expect_equal(sp$kuu_jitter, 0)
     expect_lt(max(abs(sp$site_tau - dense$site_tau)), 1e-6)
@@ -39,8 +39,8 @@ test_that("sparse EP with Z = X equals dense EP (sites, log Z, gradient) to 1e-6
     expect_lt(abs(sp$dlogz_deps_sum - dgrad$dlogz_deps), 1e-6)
   }
   # the parallel schedule reaches the same fixed point
-  sp <- ns$.gpc_ep_sparse_run(d$x, d$x, d$y, d$spec, 0.05, 0, tight_ep("parallel"), 1)
-  dense <- ns$.gpc_ep_run_k(.kernel_gram(d$x, d$spec), d$y, 0.05, 0, tight_ep(), 1)
+  sp <- hook("gpc_ep_sparse_run", d$x, d$x, d$y, d$spec, 0.05, 0, tight_ep("parallel"), 1, TRUE)
+  dense <- hook("gpc_ep_run_k", .kernel_gram(d$x, d$spec), d$y, 0.05, 0, tight_ep(), 1)
   expect_lt(max(abs(sp$site_tau - dense$site_tau)), 1e-6)
   expect_lt(abs(sp$log_z - dense$log_z), 1e-6)
 })
@@ -50,9 +50,9 @@ test_that("the sparse evidence gradient matches finite differences with m < n", 
   z <- d$x[c(3, 8, 15, 21, 30, 33, 41, 47), ]
   ep <- tight_ep()
   logz <- function(lp) {
-    ns$.gpc_ep_sparse_run(d$x, z, d$y, ns$kernel_spec(d$kernel, lp), 0.05, 0, ep, 1, FALSE)$log_z
+    hook("gpc_ep_sparse_run", d$x, z, d$y, ns$kernel_spec(d$kernel, lp), 0.05, 0, ep, 1, FALSE)$log_z
   }
-  g <- ns$.gpc_ep_sparse_run(d$x, z, d$y, d$spec, 0.05, 0, ep, 1)$gradient
+  g <- hook("gpc_ep_sparse_run", d$x, z, d$y, d$spec, 0.05, 0, ep, 1, TRUE)$gradient
   h <- 1e-5
   fd <- vapply(seq_along(d$log_par), function(j) {
     e <- replace(numeric(length(d$log_par)), j, h)
@@ -60,7 +60,7 @@ test_that("the sparse evidence gradient matches finite differences with m < n", 
   }, numeric(1))
   expect_equal(g, fd, tolerance = 1e-5)
   # and the FITC evidence differs from the dense one (the test can fail)
-  dense <- ns$.gpc_ep_run_k(.kernel_gram(d$x, d$spec), d$y, 0.05, 0, ep, 1)
+  dense <- hook("gpc_ep_run_k", .kernel_gram(d$x, d$spec), d$y, 0.05, 0, ep, 1)
   expect_gt(abs(logz(d$log_par) - dense$log_z), 1e-3)
 })
 
@@ -78,7 +78,7 @@ test_that("the evidence gradient in a categorical precision matches finite diffe
   z <- x[seq(2, n, by = 6), ]
   ep <- tight_ep()
   run <- function(p, grad = FALSE) {
-    ns$.gpc_ep_sparse_run(x, z, y, ns$kernel_spec(k, p), 0.05, 0, ep, 1, grad)
+    hook("gpc_ep_sparse_run", x, z, y, ns$kernel_spec(k, p), 0.05, 0, ep, 1, grad)
   }
   g <- run(lp, TRUE)$gradient
   h <- 1e-5
@@ -108,11 +108,11 @@ test_that("sparse sweeps that hand M to the refresh give the exact refresh's ite
   ep <- function(re) modifyList(tight_ep(), list(min_sweeps = 25L, max_sweeps = 25L,
                                                  refresh_every = re))
   for (eps in c(0.02, 0.2)) {
-    ref <- ns$.gpc_ep_sparse_run(x, z, y, spec, eps, 0, ep(1L), 7, FALSE)
+    ref <- hook("gpc_ep_sparse_run", x, z, y, spec, eps, 0, ep(1L), 7, FALSE)
     expect_true(ref$proper)
     expect_equal(ref$sweeps, 25L)
     for (re in c(0L, 10L)) {
-      fa <- ns$.gpc_ep_sparse_run(x, z, y, spec, eps, 0, ep(re), 7, FALSE)
+      fa <- hook("gpc_ep_sparse_run", x, z, y, spec, eps, 0, ep(re), 7, FALSE)
       lab <- sprintf("eps = %g, refresh_every = %d", eps, re)
       expect_lt(max(abs(fa$site_tau - ref$site_tau)), 1e-10, label = lab)
       expect_lt(max(abs(fa$site_nu - ref$site_nu)), 1e-10, label = lab)
@@ -121,7 +121,7 @@ test_that("sparse sweeps that hand M to the refresh give the exact refresh's ite
     }
   }
   # the case has negative site precisions (the sign split of the M updates)
-  expect_true(any(ns$.gpc_ep_sparse_run(x, z, y, spec, 0.2, 0, ep(1L), 7, FALSE)$site_tau < 0))
+  expect_true(any(hook("gpc_ep_sparse_run", x, z, y, spec, 0.2, 0, ep(1L), 7, FALSE)$site_tau < 0))
 })
 
 test_that("sparse predictions with Z = X equal dense ones; fits agree end to end", {

@@ -35,7 +35,7 @@ test_that("tilted moments match numerical quadrature", {
   set.seed(11)
   for (eps in c(0, 0.05)) for (sig in c(0, 1)) {
     cm <- rnorm(8, 0, 2); cv <- exp(rnorm(8)); y <- sample(c(-1, 1), 8, TRUE)
-    m <- ns$.gpc_ep_moments(y, cm, cv, eps, sig)
+    m <- hook("gpc_ep_moments", y, cm, cv, eps, sig)
     for (i in seq_along(y)) {
       lik <- function(f) {
         if (sig == 0) eps + (1 - 2 * eps) * (y[i] * f > 0) else eps + (1 - 2 * eps) * pnorm(y[i] * f / sig)
@@ -61,14 +61,14 @@ test_that("tilted moments match numerical quadrature", {
 test_that("log Phi and the moments stay accurate far in the tail", {
   z <- c(-60, -45, -35, -31, -29, -10, 0, 5, 30)
   # log Z of the step likelihood (eps = 0) at unit cavity variance is log Phi(y m)
-  expect_equal(ns$.gpc_ep_moments(rep(1, length(z)), z, rep(1, length(z)), 0, 0)$log_z,
+  expect_equal(hook("gpc_ep_moments", rep(1, length(z)), z, rep(1, length(z)), 0, 0)$log_z,
                pnorm(z, log.p = TRUE), tolerance = 1e-10)
   # step, eps = 0, cavity far on the wrong side: finite site, tau ~ z^2 / s
-  m <- ns$.gpc_ep_moments(c(1, 1), c(-40, -50), c(1, 1), 0, 0)
+  m <- hook("gpc_ep_moments", c(1, 1), c(-40, -50), c(1, 1), 0, 0)
   expect_true(all(is.finite(unlist(m[names(m) != "dlogz_deps"]))))
   expect_equal(m$site_tau, c(40, 50)^2, tolerance = 0.01)
   # eps > 0: the site goes flat (the point is given up as an outlier)
-  m <- ns$.gpc_ep_moments(1, -50, 1, 0.05, 0)
+  m <- hook("gpc_ep_moments", 1, -50, 1, 0.05, 0)
   expect_lt(abs(m$site_tau), 1e-100)
   expect_equal(m$flip_prob, 1, tolerance = 1e-12)
 })
@@ -77,12 +77,12 @@ test_that("log Z_EP equals GPML's form and the paper's eq. 10 with negative site
   d <- ep_toy(n = 25, flips = 4, seed = 3)
   K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
   eps <- 0.2
-  r <- ns$.gpc_ep_run_k(K, d$y, eps, 0, ep_tight, 7)
+  r <- hook("gpc_ep_run_k", K, d$y, eps, 0, ep_tight, 7)
   expect_true(r$proper)
   expect_true(r$converged)
   expect_true(any(r$site_tau < 0))
   tt <- r$site_tau; tn <- r$site_nu
-  ev <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, eps, 0)
+  ev <- hook("gpc_ep_evidence_k", K, d$y, tt, tn, eps, 0, FALSE)
   S <- ev$sigma; mu <- ev$mu
   tc <- 1 / diag(S) - tt; nc <- mu / diag(S) - tn
   zc <- d$y * (nc / tc) / sqrt(1 / tc)
@@ -112,17 +112,17 @@ test_that("refresh cases A and B give the same posterior", {
   set.seed(5)
   tt <- runif(20, 0.1, 2); tn <- rnorm(20)
   tt[3] <- 1e-9
-  a <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0)
+  a <- hook("gpc_ep_evidence_k", K, d$y, tt, tn, 0.1, 0, FALSE)
   ref <- solve(solve(K) + diag(tt))
   expect_equal(a$sigma, ref, tolerance = 1e-10)
   # flipping the sign of a tiny site switches to case B without changing much
   tt2 <- tt; tt2[3] <- -1e-9
-  b <- ns$.gpc_ep_evidence_k(K, d$y, tt2, tn, 0.1, 0)
+  b <- hook("gpc_ep_evidence_k", K, d$y, tt2, tn, 0.1, 0, FALSE)
   expect_equal(b$sigma, solve(solve(K) + diag(tt2)), tolerance = 1e-10)
   expect_equal(b$log_z, a$log_z, tolerance = 1e-6)
   # strongly negative sites: improper posterior is reported, not an error
   tt3 <- tt; tt3[1:3] <- -50
-  expect_false(ns$.gpc_ep_evidence_k(K, d$y, tt3, tn, 0.1, 0)$proper)
+  expect_false(hook("gpc_ep_evidence_k", K, d$y, tt3, tn, 0.1, 0, FALSE)$proper)
 })
 
 test_that("the fast refresh matches the direct inverse for every mix of site signs", {
@@ -146,14 +146,14 @@ test_that("the fast refresh matches the direct inverse for every mix of site sig
     tt <- cases[[nm]]
     oracle <- solve(solve(K) + diag(tt))
     expect_true(all(eigen(oracle, only.values = TRUE)$values > 0), label = nm)
-    full <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0)
+    full <- hook("gpc_ep_evidence_k", K, d$y, tt, tn, 0.1, 0, FALSE)
     expect_true(full$proper, label = nm)
     expect_equal(full$sigma, oracle, tolerance = 1e-10, label = nm)
     expect_equal(full$mu, drop(oracle %*% tn), tolerance = 1e-10, label = nm)
     expect_equal(full$half_logdet,
                  0.5 * as.numeric(determinant(diag(40) + K %*% diag(tt))$modulus),
                  tolerance = 1e-10, label = nm)
-    diag_only <- ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0, TRUE)
+    diag_only <- hook("gpc_ep_evidence_k", K, d$y, tt, tn, 0.1, 0, TRUE)
     expect_null(diag_only$sigma)
     expect_equal(diag_only$var, diag(oracle), tolerance = 1e-10, label = nm)
     expect_equal(diag_only$mu, full$mu, tolerance = 1e-10, label = nm)
@@ -162,8 +162,8 @@ test_that("the fast refresh matches the direct inverse for every mix of site sig
   # improper posteriors are detected on both the Woodbury and the case-B path
   for (idx in list(1:3, 1:14)) {
     tt <- base_tau; tt[idx] <- -50
-    expect_false(ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0)$proper)
-    expect_false(ns$.gpc_ep_evidence_k(K, d$y, tt, tn, 0.1, 0, TRUE)$proper)
+    expect_false(hook("gpc_ep_evidence_k", K, d$y, tt, tn, 0.1, 0, FALSE)$proper)
+    expect_false(hook("gpc_ep_evidence_k", K, d$y, tt, tn, 0.1, 0, TRUE)$proper)
   }
 })
 
@@ -183,17 +183,17 @@ test_that("blocked sweeps give the same EP iterates as one-at-a-time rank-one up
   for (eps in c(0, 0.05, 0.2)) {
     for (clamp in c(FALSE, TRUE)) {
       ep3 <- modifyList(ep_tight, list(max_sweeps = 3L, min_sweeps = 3L, clamp = clamp))
-      ref <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep3, block_size = 0L), 21)
+      ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep3, block_size = 0L), 21)
       expect_true(ref$proper)
       for (b in c(1L, 7L, 64L, 500L)) {
-        bl <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep3, block_size = b), 21)
+        bl <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep3, block_size = b), 21)
         lab <- sprintf("eps = %g, clamp = %s, block = %d", eps, clamp, b)
         expect_same_ep_run(bl, ref, lab)
       }
     }
   }
   # with negative sites present the comparison is not vacuous
-  r <- ns$.gpc_ep_run_k(K, d$y, 0.2, 0, ep_tight, 21)
+  r <- hook("gpc_ep_run_k", K, d$y, 0.2, 0, ep_tight, 21)
   expect_true(any(r$site_tau < 0))
 })
 
@@ -207,15 +207,15 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
   for (eps in c(0, 0.05, 0.2)) {
     for (clamp in c(FALSE, TRUE)) {
       ep8 <- modifyList(ep_tight, list(max_sweeps = 8L, min_sweeps = 8L, clamp = clamp))
-      ref <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep8, refresh_every = 1L), 21)
+      ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep8, refresh_every = 1L), 21)
       expect_true(ref$proper)
       for (b in c(1L, 7L, 64L)) for (re in c(0L, 3L)) {
-        fa <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep8, block_size = b, refresh_every = re), 21)
+        fa <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep8, block_size = b, refresh_every = re), 21)
         lab <- sprintf("eps = %g, clamp = %s, block = %d, refresh_every = %d", eps, clamp, b, re)
         expect_same_ep_run(fa, ref, lab, trace = TRUE)
         # the returned posterior is the exact one for the final sites, up to
         # the rounding drift of the factor refreshes
-        ev <- ns$.gpc_ep_evidence_k(K, d$y, fa$site_tau, fa$site_nu, eps, 0)
+        ev <- hook("gpc_ep_evidence_k", K, d$y, fa$site_tau, fa$site_nu, eps, 0, FALSE)
         expect_equal(fa$var, diag(ev$sigma), tolerance = 1e-12, label = lab)
         expect_equal(fa$mu, ev$mu, tolerance = 1e-12, label = lab)
       }
@@ -225,8 +225,8 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
   # negative sites (and the sweeps with refreshes from K in between)
   for (eps in c(0.05, 0.2)) {
     ep_d <- modifyList(ep_tight, list(damping = 0.7))
-    ref <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep_d, refresh_every = 1L), 3)
-    fa <- ns$.gpc_ep_run_k(K, d$y, eps, 0, c(ep_d, refresh_every = 10L), 3)
+    ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep_d, refresh_every = 1L), 3)
+    fa <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep_d, refresh_every = 10L), 3)
     expect_true(any(fa$site_tau < 0))
     expect_true(fa$converged)
     expect_identical(fa$sweeps, ref$sweeps)
@@ -235,8 +235,8 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
   # a run that undoes a sweep (revert-and-halve) after factor refreshes
   K2 <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 100, prec = c(1, 1)))
   ep_n <- modifyList(ep_tight, list(max_sweeps = 100L, tol_logz = 1e-6, tol_site = 1e-4))
-  ref <- ns$.gpc_ep_run_k(K2, d$y, 0.1, 0, c(ep_n, refresh_every = 1L), 3)
-  fa <- ns$.gpc_ep_run_k(K2, d$y, 0.1, 0, c(ep_n, refresh_every = 0L), 3)
+  ref <- hook("gpc_ep_run_k", K2, d$y, 0.1, 0, c(ep_n, refresh_every = 1L), 3)
+  fa <- hook("gpc_ep_run_k", K2, d$y, 0.1, 0, c(ep_n, refresh_every = 0L), 3)
   expect_gte(fa$reverts, 1L)
   expect_identical(fa$reverts, ref$reverts)
   expect_identical(fa$sweeps, ref$sweeps)
@@ -258,15 +258,15 @@ test_that("parallel EP reaches the fixed point of sequential EP", {
   d <- ep_toy(n = 60, flips = 4, seed = 12)
   K <- ns$.kernel_gram(d$x, mixed_spec(2))
   for (eps in c(0, 0.05)) {
-    seq_run <- ns$.gpc_ep_run_k(K, d$y, eps, 0, ep_tight, 2)
-    par_run <- ns$.gpc_ep_run_k(K, d$y, eps, 0,
+    seq_run <- hook("gpc_ep_run_k", K, d$y, eps, 0, ep_tight, 2)
+    par_run <- hook("gpc_ep_run_k", K, d$y, eps, 0,
                                 modifyList(ep_tight, list(damping = 0.8, schedule = "parallel")), 2)
     expect_true(par_run$converged)
     expect_equal(par_run$log_z, seq_run$log_z, tolerance = 1e-8)
     expect_equal(par_run$site_tau, seq_run$site_tau, tolerance = 1e-6)
     expect_equal(par_run$site_nu, seq_run$site_nu, tolerance = 1e-6)
     # the posterior it returns is the full one for these sites
-    ev <- ns$.gpc_ep_evidence_k(K, d$y, par_run$site_tau, par_run$site_nu, eps, 0)
+    ev <- hook("gpc_ep_evidence_k", K, d$y, par_run$site_tau, par_run$site_nu, eps, 0, FALSE)
     expect_equal(par_run$var, diag(ev$sigma), tolerance = 1e-12)
   }
   fit_seq <- gpc_ep(d$x, d$y, epsilon = 0.05, learn_kernel = FALSE)
@@ -281,15 +281,15 @@ test_that("kernel and epsilon gradients of log Z_EP match finite differences", {
   d <- ep_toy(n = 30, flips = 3, seed = 6)
   for (eps in c(0, 0.08)) for (sig in c(0, 1)) {
     spec <- mixed_spec(2, v0 = 3, v1 = 0.2, v2 = if (sig == 0) 1 else 0.3, prec = c(0.8, 0.4))
-    g <- ns$.gpc_ep_gradient(d$x, d$y, spec, eps, sig, ep_tight, 1)
+    g <- hook("gpc_ep_gradient", d$x, d$y, spec, eps, sig, ep_tight, 1)
     expect_true(g$converged)
     f <- function(lp) {
       s <- spec; s$log_par <- lp
-      ns$.gpc_ep_gradient(d$x, d$y, s, eps, sig, ep_tight, 1)$log_z
+      hook("gpc_ep_gradient", d$x, d$y, s, eps, sig, ep_tight, 1)$log_z
     }
     expect_equal(g$gradient, fd_grad(f, spec$log_par, h = 1e-4), tolerance = 1e-5)
     if (eps > 0) {
-      fe <- function(e) ns$.gpc_ep_gradient(d$x, d$y, spec, e, sig, ep_tight, 1)$log_z
+      fe <- function(e) hook("gpc_ep_gradient", d$x, d$y, spec, e, sig, ep_tight, 1)$log_z
       expect_equal(g$dlogz_deps, fd_grad(fe, eps, h = 1e-6), tolerance = 1e-5)
     }
   }
@@ -299,8 +299,8 @@ test_that("step likelihood with nugget v2 equals the probit with noise sqrt(v2)"
   d <- ep_toy(n = 30, flips = 3, seed = 8)
   K0 <- ns$.kernel_gram(d$x, mixed_spec(2, v2 = 1e-300))
   for (v2 in c(1, 2.5)) for (eps in c(0, 0.05)) {
-    a <- ns$.gpc_ep_run_k(K0 + v2 * diag(30), d$y, eps, 0, ep_tight, 1)
-    b <- ns$.gpc_ep_run_k(K0, d$y, eps, sqrt(v2), ep_tight, 1)
+    a <- hook("gpc_ep_run_k", K0 + v2 * diag(30), d$y, eps, 0, ep_tight, 1)
+    b <- hook("gpc_ep_run_k", K0, d$y, eps, sqrt(v2), ep_tight, 1)
     expect_equal(a$log_z, b$log_z, tolerance = 1e-8)
   }
   # the same through the user interface, including predictions
@@ -357,7 +357,7 @@ test_that("the learned epsilon is an evidence maximiser and follows the number o
     }
     # tilted epsilon sits where d log Z_EP / d eps = 0 (or at the lower clamp)
     spec <- ns$kernel_spec(ns$kernel_resolve(k, d$x))
-    g <- ns$.gpc_ep_gradient(d$x, d$y, spec, ft$epsilon, 0, ep_tight, 1)
+    g <- hook("gpc_ep_gradient", d$x, d$y, spec, ft$epsilon, 0, ep_tight, 1)
     if (ft$epsilon > 1e-5) expect_lt(abs(g$dlogz_deps), 0.05) else expect_lte(g$dlogz_deps, 0.05)
   }
   expect_lte(eps_hat[1], 1e-4)
@@ -387,14 +387,14 @@ test_that("hyperparameter learning increases the evidence and stays reproducible
 test_that("clamp and allow modes both converge and differ (clamping moves the fixed point)", {
   d <- ep_toy(n = 40, flips = 4, seed = 13)
   K <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 9, prec = c(1, 1)))
-  al <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, ep_tight, 2)
-  cl <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, modifyList(ep_tight, list(clamp = TRUE)), 2)
+  al <- hook("gpc_ep_run_k", K, d$y, 0.05, 0, ep_tight, 2)
+  cl <- hook("gpc_ep_run_k", K, d$y, 0.05, 0, modifyList(ep_tight, list(clamp = TRUE)), 2)
   expect_true(al$converged && cl$converged)
   expect_true(any(al$site_tau < 0))
   expect_true(all(cl$site_tau >= 0))
   expect_false(isTRUE(all.equal(al$log_z, cl$log_z)))
   # damping leaves the fixed point unchanged
-  dm <- ns$.gpc_ep_run_k(K, d$y, 0.05, 0, modifyList(ep_tight, list(damping = 0.5)), 2)
+  dm <- hook("gpc_ep_run_k", K, d$y, 0.05, 0, modifyList(ep_tight, list(damping = 0.5)), 2)
   expect_equal(dm$log_z, al$log_z, tolerance = 1e-8)
   expect_gt(dm$sweeps, al$sweeps)
 })
@@ -478,15 +478,15 @@ test_that("an improper posterior is reported to the caller, never a crash", {
   # an indefinite 'covariance': EP cannot start, the probe says so
   K <- ns$.kernel_gram(d$x, mixed_spec(2))
   K_bad <- K - 3 * max(eigen(K, only.values = TRUE)$values) * diag(20) / 2
-  r <- ns$.gpc_ep_run_k(K_bad, d$y, 0.1, 0, ep_tight, 1)
+  r <- hook("gpc_ep_run_k", K_bad, d$y, 0.1, 0, ep_tight, 1)
   expect_false(r$proper)
   expect_match(r$message, "positive definite")
   # the objective the optimiser sees is +Inf there (the optimiser backtracks)
   spec <- mixed_spec(2)
-  ok <- ns$.gpc_ep_gradient(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  ok <- hook("gpc_ep_gradient", d$x, d$y, spec, 0.1, 0, ep_tight, 1)
   expect_true(ok$proper && is.finite(ok$value))
   spec$log_par[1] <- 800  # v0 = exp(800) overflows: K is not finite
-  bad <- ns$.gpc_ep_gradient(d$x, d$y, spec, 0.1, 0, ep_tight, 1)
+  bad <- hook("gpc_ep_gradient", d$x, d$y, spec, 0.1, 0, ep_tight, 1)
   expect_false(bad$proper)
   expect_identical(bad$value, Inf)
   # a fit whose bounds allow extreme hyperparameters still returns a proper model
@@ -644,7 +644,7 @@ test_that("the formula path with a factor equals a hand-built mixed kernel fit",
                                  prec[3] * (zb[i] - zb[j])^2 + prec[4] * (df$h[i] != df$h[j]))) +
       par$bias
   }) + par$nugget * diag(nrow(df))
-  r <- ns$.gpc_ep_run_k(K, ifelse(df$cls == "pos", 1, -1), ff$epsilon, 0, ep_tight, 3)
+  r <- hook("gpc_ep_run_k", K, ifelse(df$cls == "pos", 1, -1), ff$epsilon, 0, ep_tight, 3)
   expect_equal(r$log_z, ff$log_z, tolerance = 1e-7)
   # a categorical column starts at precision 1 (its distance is 0 or 1)
   expect_equal(ns$kernel_resolve(k, x)$par$precision[c(2, 4)], c(1, 1))
@@ -779,7 +779,7 @@ test_that("the outer loop converges on overlapping classes; the EM-only loop's w
   expect_lt(jt$outer_iterations, 30)
   expect_gt(jt$log_z, em$log_z - 1e-3)
   # at its end epsilon is where d log Z_EP / d eps = 0 (or at the lower bound)
-  g <- ns$.gpc_ep_gradient(jt$x, d$y, ns$kernel_spec(jt$kernel, jt$log_par), jt$epsilon, 0,
+  g <- hook("gpc_ep_gradient", jt$x, d$y, ns$kernel_spec(jt$kernel, jt$log_par), jt$epsilon, 0,
                            ep_tight, 1)
   if (jt$epsilon > 1e-5) expect_lt(abs(g$dlogz_deps), 0.05) else expect_lte(g$dlogz_deps, 0.05)
   expect_equal(dim(jt$par_trace), c(nrow(jt$trace), length(jt$par_names)))

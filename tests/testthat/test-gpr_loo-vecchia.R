@@ -36,10 +36,10 @@ sigma_fit <- function(cc, neighbors = NULL, sigma0 = 0.05, ...) {
   fit
 }
 
-# Predicted remaining decrease of the stopping rule, from .gpr_loo_eval's
+# Predicted remaining decrease of the stopping rule, from the gpr_loo_eval hook's
 # gradient (an independent path: the operator's nll_gradient).
 predicted_decrease <- function(cc, fit) {
-  ev <- .gpr_loo_eval(cc$x, cc$y, cc$spec, fit$sigma, fit$options)
+  ev <- hook("gpr_loo_eval", cc$x, cc$y, cc$spec, fit$sigma, fit$options)
   gz <- sqrt(2) / ev$inverse_diagonal * ev$grad_sigma
   gz[fit$sigma <= fit$options$sigma_floor * (1 + 1e-9) & gz > 0] <- 0
   list(decrease = 0.5 * sum(gz^2), objective = ev$objective)

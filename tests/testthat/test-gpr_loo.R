@@ -20,8 +20,8 @@ test_that("J and its gradients in sigma and every kernel hyperparameter match fi
     p0 <- noisylabels:::kernel_flatten(kr)$log_par
     s0 <- runif(24, 0.05, 0.5)
     for (o in list(opts(), opts(lambda = 0.7, p = 1), opts(lambda = 0.3, p = 0.5))) {
-      J <- function(s, p) noisylabels:::.gpr_loo_eval(t$x, t$y, noisylabels:::kernel_spec(kr, p), s, o)$objective
-      ev <- noisylabels:::.gpr_loo_eval(t$x, t$y, noisylabels:::kernel_spec(kr, p0), s0, o)
+      J <- function(s, p) hook("gpr_loo_eval", t$x, t$y, noisylabels:::kernel_spec(kr, p), s, o)$objective
+      ev <- hook("gpr_loo_eval", t$x, t$y, noisylabels:::kernel_spec(kr, p0), s0, o)
       expect_equal(ev$grad_sigma, fd_grad(function(s) J(s, p0), s0, 1e-6), tolerance = 1e-6)
       expect_equal(as.numeric(ev$grad_theta), fd_grad(function(p) J(s0, p), p0, 1e-6), tolerance = 1e-6)
       # J is the Gaussian NLL plus half the penalty
@@ -40,7 +40,7 @@ test_that("Theorem 1: with diagonal K the sweeps converge to max(0, y^2 - K_ii)"
   expect_equal(kernel_matrix(kr, x), diag(0.5, 12))
   target <- pmax(0, y^2 - 0.5)
   for (solver in c("multiplicative", "jacobi")) {
-    r <- noisylabels:::.gpr_loo_sweeps(x, y, spec, rep(1, 12), opts(solver = solver), 3000L)
+    r <- hook("gpr_loo_sweeps", x, y, spec, rep(1, 12), opts(solver = solver), 3000L)
     pos <- target > 0
     expect_equal(r$sigma[pos], target[pos], tolerance = 1e-6, info = solver)
     # zero optima: eq. 8 approaches 0 sublinearly (Corollary 1.1), Jacobi reaches the floor
@@ -56,7 +56,7 @@ test_that("the objective is non-increasing every sweep for eq. 8 and the Jacobi 
     x <- cbind(d$data$x); y <- (d$data$y - mean(d$data$y)) / sd(d$data$y)
     kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 1, lengthscale = 0.2), x)
     for (solver in c("multiplicative", "jacobi")) {
-      r <- noisylabels:::.gpr_loo_sweeps(x, y, noisylabels:::kernel_spec(kr), rep(1, nrow(x)),
+      r <- hook("gpr_loo_sweeps", x, y, noisylabels:::kernel_spec(kr), rep(1, nrow(x)),
                                          opts(solver = solver), 150L)
       expect_true(all(diff(r$trace) <= 1e-12 * pmax(1, abs(r$trace[-1]))), info = solver)
     }
@@ -67,9 +67,9 @@ test_that("the Jacobi solver reaches eq. 8's objective with several times fewer 
   t <- toy()
   kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 1.8, lengthscale = 0.233), t$x)
   spec <- noisylabels:::kernel_spec(kr)
-  m <- noisylabels:::.gpr_loo_sweeps(t$x, t$y, spec, rep(1, 24), opts(solver = "multiplicative"), 2000L)
+  m <- hook("gpr_loo_sweeps", t$x, t$y, spec, rep(1, 24), opts(solver = "multiplicative"), 2000L)
   target <- min(m$trace) + 1e-6 * abs(min(m$trace))
-  j <- noisylabels:::.gpr_loo_sweeps(t$x, t$y, spec, rep(1, 24), opts(solver = "jacobi"), 400L)
+  j <- hook("gpr_loo_sweeps", t$x, t$y, spec, rep(1, 24), opts(solver = "jacobi"), 400L)
   f_m <- m$factorizations[which(m$trace <= target)[1]]
   f_j <- j$factorizations[which(j$trace <= target)[1]]
   expect_false(is.na(f_j))
@@ -341,7 +341,7 @@ test_that("uniform and penalised models decrease J monotonically and return sens
   kr <- noisylabels:::kernel_resolve(gp_kernel("rbf", variance = 1, lengthscale = 0.25), t$x)
   for (o in list(opts(noise = "uniform", solver = "multiplicative"), opts(lambda = 1, p = 1),
                  opts(lambda = 0.5, p = 2, solver = "multiplicative"))) {
-    r <- noisylabels:::.gpr_loo_sweeps(t$x, t$y, noisylabels:::kernel_spec(kr), rep(1, 24), o, 100L)
+    r <- hook("gpr_loo_sweeps", t$x, t$y, noisylabels:::kernel_spec(kr), rep(1, 24), o, 100L)
     expect_true(all(diff(r$trace) <= 1e-12 * pmax(1, abs(r$trace[-1]))))
     if (o$noise == "uniform") expect_equal(length(unique(r$sigma)), 1)
   }

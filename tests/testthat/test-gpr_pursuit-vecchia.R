@@ -26,8 +26,8 @@ test_that("the Vecchia pursuit objective with all earlier points is the dense on
   p <- length(cc$spec$log_par)
   for (convex in c(TRUE, FALSE)) {
     z <- c(cc$spec$log_par + 0.1, 0.15, log(0.05), if (convex) c(0.3, 0.01, 0.8) else c(0.5, 0.01, 2))
-    dn <- ns$.gpr_pursuit_objective(cc$x, cc$y, cc$spec, z, S, convex)
-    vc <- ns$.gpr_pursuit_objective(cc$x, cc$y, cc$spec, z, S, convex, NULL, NULL,
+    dn <- hook("gpr_pursuit_objective", cc$x, cc$y, cc$spec, z, S, convex, NULL, NULL, NULL)
+    vc <- hook("gpr_pursuit_objective", cc$x, cc$y, cc$spec, z, S, convex, NULL, NULL,
                                     full_neighbors(cc$n))
     expect_equal(vc$value, dn$value, tolerance = 1e-10)
     expect_equal(vc$gradient, dn$gradient, tolerance = 1e-8)
@@ -42,11 +42,11 @@ test_that("the Vecchia pursuit gradient (theta, mean, sigma2, s) matches finite 
   p <- length(cc$spec$log_par)
   for (convex in c(TRUE, FALSE)) {
     z <- c(cc$spec$log_par - 0.2, -0.1, log(0.08), if (convex) c(0.3, 0.05, 0.7) else c(0.5, 0.05, 2))
-    f <- function(zz) ns$.gpr_pursuit_objective(cc$x, cc$y, cc$spec, zz, S, convex, NULL, NULL, nn)$value
-    g <- ns$.gpr_pursuit_objective(cc$x, cc$y, cc$spec, z, S, convex, NULL, NULL, nn)$gradient
+    f <- function(zz) hook("gpr_pursuit_objective", cc$x, cc$y, cc$spec, zz, S, convex, NULL, NULL, nn)$value
+    g <- hook("gpr_pursuit_objective", cc$x, cc$y, cc$spec, z, S, convex, NULL, NULL, nn)$gradient
     expect_equal(g, fd_grad(f, z, 1e-6), tolerance = 1e-6)
     # and it is a different model from the dense one
-    expect_gt(abs(f(z) - ns$.gpr_pursuit_objective(cc$x, cc$y, cc$spec, z, S, convex)$value), 1e-4)
+    expect_gt(abs(f(z) - hook("gpr_pursuit_objective", cc$x, cc$y, cc$spec, z, S, convex, NULL, NULL, NULL)$value), 1e-4)
   }
 })
 
@@ -69,7 +69,7 @@ test_that("Lemma 1 from the Vecchia precision: exact with all earlier points, a 
     rr <- rho; rr[i] <- r
     SS <- sort(unique(c(S, i)))
     z <- c(cc$spec$log_par, 0.1, log(0.03), rr[SS])
-    ns$.gpr_pursuit_objective(cc$x, cc$y, cc$spec, z, SS, FALSE, NULL, NULL, nn)$value * cc$n
+    hook("gpr_pursuit_objective", cc$x, cc$y, cc$spec, z, SS, FALSE, NULL, NULL, nn)$value * cc$n
   }
   best <- vapply(c(3L, 11L), function(i) optimize(function(r) vnll(i, r), c(0, 50), tol = 1e-10)$minimum,
                  numeric(1))

@@ -49,7 +49,7 @@ test_that("objective and gradients match plain R and finite differences", {
     p <- length(spec$log_par)
     v <- if (convex) c(0.3, 0.01, 0.8) else c(0.5, 0.01, 2)
     z <- c(spec$log_par + rnorm(p, sd = 0.1), 0.2, log(0.05), v)
-    obj <- ns$.gpr_pursuit_objective(x, y, spec, z, S, convex)
+    obj <- hook("gpr_pursuit_objective", x, y, spec, z, S, convex, NULL, NULL, NULL)
     # value: rho_i = d_i s/(1-s) with d_i = k(x_i,x_i) + sigma2 (convex) or rho directly
     spec_z <- spec; spec_z$log_par <- z[seq_len(p)]
     d <- diag(ns$.kernel_gram(x, spec_z)) + 0.05
@@ -57,13 +57,13 @@ test_that("objective and gradients match plain R and finite differences", {
     rho[S] <- if (convex) d[S] * v / (1 - v) else v
     expect_equal(obj$rho, rho, tolerance = 1e-12)
     expect_equal(obj$value * n, r_nll(x, y, spec_z, 0.2, 0.05, rho), tolerance = 1e-10)
-    f <- function(zz) ns$.gpr_pursuit_objective(x, y, spec, zz, S, convex)$value
+    f <- function(zz) hook("gpr_pursuit_objective", x, y, spec, zz, S, convex, NULL, NULL, NULL)$value
     expect_equal(obj$gradient, fd_grad(f, z, 1e-6), tolerance = 1e-6,
                  info = paste(type, if (convex) "convex" else "canonical"))
     # with log-normal priors on every dense parameter
     mu <- rnorm(p + 2); sdv <- c(rep(1.5, p), 0, 1)
-    f2 <- function(zz) ns$.gpr_pursuit_objective(x, y, spec, zz, S, convex, mu, sdv)$value
-    o2 <- ns$.gpr_pursuit_objective(x, y, spec, z, S, convex, mu, sdv)
+    f2 <- function(zz) hook("gpr_pursuit_objective", x, y, spec, zz, S, convex, mu, sdv, NULL)$value
+    o2 <- hook("gpr_pursuit_objective", x, y, spec, z, S, convex, mu, sdv, NULL)
     pen <- sum((z[1:(p + 2)] + (z[1:(p + 2)] - mu)^2 / (2 * sdv^2))[sdv > 0])
     expect_equal(o2$value * n, obj$value * n + pen, tolerance = 1e-10)
     expect_equal(o2$gradient, fd_grad(f2, z, 1e-6), tolerance = 1e-6)

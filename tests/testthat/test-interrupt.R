@@ -114,7 +114,7 @@ test_that("a poll of R that hits an R error hands that error back, not an interr
   seen <- NULL
   err <- tryCatch(withCallingHandlers({
     setTimeLimit(elapsed = 0.5, transient = TRUE)
-    noisylabels:::call_core(noisylabels:::.monitor_demo(NULL, 2e9, 1L, 100L))
+    noisylabels:::call_core(hook("monitor_demo", NULL, 2e9, 1L, 100L, FALSE, .Machine$integer.max))
   }, error = function(e) seen <<- e), error = function(e) e, interrupt = function(i) "interrupt")
   setTimeLimit()
   expect_s3_class(err, "simpleError")

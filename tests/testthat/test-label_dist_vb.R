@@ -89,8 +89,8 @@ test_that("the W objective's gradient matches central differences", {
   x <- matrix(rnorm(U * D), U, D)
   zeta <- ld_rdirichlet(U, M)
   w <- matrix(rnorm(M * D), M, D)
-  f <- function(v) .ld_w_objective(x, zeta, 0.7, matrix(v, M, D))$value
-  g <- .ld_w_objective(x, zeta, 0.7, w)$gradient
+  f <- function(v) hook("ld_w_objective", x, zeta, 0.7, matrix(v, M, D))$value
+  g <- hook("ld_w_objective", x, zeta, 0.7, w)$gradient
   expect_equal(as.vector(g), fd_grad(f, as.vector(w)), tolerance = 1e-7)
   # independent value: softmax cross-entropy minus the prior
   a <- x %*% t(w)
@@ -356,11 +356,11 @@ test_that("plug-in ablation: objective >= exact bound, eta update maximises the 
   pr <- ld_random_problem(seed = 31, M = 3)
   h <- ld_hyper(alpha_s = 40)
   st <- ld_random_state(pr)
-  plug <- .ld_elbo(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), h, st, FALSE, FALSE, FALSE)
+  plug <- hook("ld_elbo", pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), h, st, FALSE, FALSE, FALSE)
   expect_gte(plug[["total"]], ld_elbo_of(pr, h, st)[["total"]])  # Jensen
-  new <- .ld_update(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), h, st, "eta",
+  new <- hook("ld_update", pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit), h, st, "eta",
                     FALSE, FALSE, FALSE)
-  plug_of <- function(state) .ld_elbo(pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit),
+  plug_of <- function(state) hook("ld_elbo", pr$x, pr$s, as.integer(pr$group_ptr), as.integer(pr$pair_unit),
                                       h, state, FALSE, FALSE, FALSE)[["total"]]
   expect_gte(plug_of(new), plug[["total"]])
   # the last pair of the last group is optimal given all others: no perturbation helps

@@ -143,7 +143,7 @@ test_that("the fit reports epoch-loop and evaluation times separately", {
   }
   spec <- noisylabels:::sgd_data(dat$x)
   spec$y <- as.double(dat$y)
-  fl <- noisylabels:::.sgd_floor_seconds(spec, 1L)
+  fl <- hook("sgd_floor_seconds", spec, 1L)
   expect_named(fl, c("wall", "cpu"))
 })
 

@@ -95,7 +95,7 @@ test_that("predict() on new data without the formula's variables names them", {
 
 test_that("call_core() names the routine, keeps the core's message and classes it by kind", {
   # numeric: a Cholesky factorization that fails (noisylabels::NumericalError)
-  e <- tryCatch(noisylabels:::call_core(noisylabels:::.chol_inverse(matrix(c(1, 2, 2, 1), 2))),
+  e <- tryCatch(noisylabels:::call_core(hook("chol_inverse", matrix(c(1, 2, 2, 1), 2), "lapack")),
                 error = function(e) e)
   expect_s3_class(e, "noisylabels_error_numeric")
   expect_s3_class(e, "noisylabels_error_core")

@@ -29,33 +29,33 @@ test_that("local_nested_progress() silences fits until its caller returns", {
 test_that("the C++ monitor reports every step to R, across stages, from the main thread only", {
   seen <- list()
   record <- function(step, total) seen[[length(seen) + 1L]] <<- c(step, total)
-  calls <- .monitor_demo(record, steps = 5, stages = 3, min_interval_ms = 0)
+  calls <- hook("monitor_demo", record, 5, 3, 0, FALSE, .Machine$integer.max)
   expect_identical(calls, 15L)
   m <- do.call(rbind, seen)
   expect_equal(m[, 1], 1:15)          # stage s, step i -> s * 5 + i
   expect_true(all(m[, 2] == 15))
   # throttled: the first call and the final step get through
   seen <- list()
-  calls <- .monitor_demo(record, steps = 1000, stages = 1, min_interval_ms = 60000)
+  calls <- hook("monitor_demo", record, 1000, 1, 60000, FALSE, .Machine$integer.max)
   expect_identical(calls, 2L)
   expect_equal(do.call(rbind, seen)[, 1], c(1, 1000))
   # a loop that stops short of its total: flush() sends the last step held back
   seen <- list()
-  calls <- .monitor_demo(record, steps = 50, stages = 2, min_interval_ms = 60000)
+  calls <- hook("monitor_demo", record, 50, 2, 60000, FALSE, .Machine$integer.max)
   expect_identical(calls, 2L)
   expect_equal(do.call(rbind, seen)[, 1], c(1, 100))
   seen <- list()
-  calls <- .monitor_demo(record, steps = 50, stages = 1, min_interval_ms = 60000, stop_at = 20)
+  calls <- hook("monitor_demo", record, 50, 1, 60000, FALSE, 20)
   expect_equal(do.call(rbind, seen), rbind(c(1, 50), c(20, 50)))
   # no callback, or calls from a worker thread: R is never called
-  expect_identical(.monitor_demo(NULL, 5, 2, 0), 0L)
+  expect_identical(hook("monitor_demo", NULL, 5, 2, 0, FALSE, .Machine$integer.max), 0L)
   seen <- list()
-  expect_identical(.monitor_demo(record, 5, 2, 0, other_thread = TRUE), 0L)
+  expect_identical(hook("monitor_demo", record, 5, 2, 0, TRUE, .Machine$integer.max), 0L)
   expect_length(seen, 0)
   # an R error in the callback unwinds the C++ loop and reaches R
-  expect_error(.monitor_demo(function(step, total) if (step == 3) stop("stop at 3"), 5, 1, 0),
+  expect_error(hook("monitor_demo", function(step, total) if (step == 3) stop("stop at 3"), 5, 1, 0, FALSE, .Machine$integer.max),
                "stop at 3")
-  expect_error(.monitor_demo("not a function", 5, 1, 0), "function")
+  expect_error(hook("monitor_demo", "not a function", 5, 1, 0, FALSE, .Machine$integer.max), "function")
 })
 
 # cli's "logger" handler writes one line per bar event; show bars at once.

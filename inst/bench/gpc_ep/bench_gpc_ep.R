@@ -72,7 +72,7 @@ interleaved_best <- function(fs, rounds = 3L) {
 }
 run_k <- function(K, y, ep) {
   force(ep)
-  function() ns$.gpc_ep_run_k(K, y, 0.05, 0, ep, 1)
+  function() ns$.hook("gpc_ep_run_k", list(K, y, 0.05, 0, ep, 1))
 }
 cpu_elapsed <- function(expr_fun) {
   st <- system.time(v <- expr_fun())
@@ -144,7 +144,7 @@ for (n in sizes) {
   ratio <- function(v) per_sweep(v) / chol_s
   default_ratio <- (9 * ratio("factor") + ratio("exact")) / 10
   # the sites after a few sweeps, for the flop count's weak/negative terms
-  st <- ns$.gpc_ep_run_k(K, y, 0.05, 0, modifyList(ep, list(max_sweeps = 5L, min_sweeps = 5L)), 1)
+  st <- ns$.hook("gpc_ep_run_k", list(K, y, 0.05, 0, modifyList(ep, list(max_sweeps = 5L, min_sweeps = 5L)), 1))
   n_zero <- sum(st$site_tau == 0); n_neg <- sum(st$site_tau < 0)
   # flops per sweep / (n^3/3): sweep n^3/3 + chol(B) n^3/3 + potri 2n^3/3
   # + Sigma columns with tau == 0 (2 n^2 each) + Woodbury for tau < 0

@@ -34,11 +34,11 @@ for (m in c(5, 10, 20, 40)) {
                max_sweeps = 1L, max_outer = 1L, max_hyper_iter = 1L, tol_sweep = 1e-10, tol_outer = 1e-8,
                learn_hyper = FALSE, jitter = 1e-8, backend = "lapack", neighbors = nn, threads = 1L)
   s_opt <- fitv$noise_var / stats::sd(y)^2
-  j_opt <- ns$.gpr_loo_eval(x, ys, spec, pmax(s_opt, 1e-8), opts)
+  j_opt <- ns$.hook("gpr_loo_eval", list(x, ys, spec, pmax(s_opt, 1e-8), opts))
   # Tang's update with the exact-GP formula on Q, from the approximate optimum.
   s <- pmax(s_opt, 1e-8)
   for (it in seq_len(2000)) {
-    e <- ns$.gpr_loo_eval(x, ys, spec, s, opts)
+    e <- ns$.hook("gpr_loo_eval", list(x, ys, spec, s, opts))
     e2 <- (e$alpha / e$inverse_diagonal)^2
     v <- 1 / e$inverse_diagonal - s
     s_new <- pmax(0.5 * s + 0.5 * pmax(e2 - v, 0), 1e-8)
@@ -46,7 +46,7 @@ for (m in c(5, 10, 20, 40)) {
     s <- s_new
     if (moved < 1e-9) break
   }
-  j_fp <- ns$.gpr_loo_eval(x, ys, spec, s, opts)
+  j_fp <- ns$.hook("gpr_loo_eval", list(x, ys, spec, s, opts))
   rel <- function(a, b) sqrt(sum((a - b)^2) / sum(b^2))
   s_dense <- dense$noise_var / stats::sd(y)^2
   rows[[length(rows) + 1]] <- data.frame(

@@ -24,7 +24,7 @@ for (n in sizes) {
   reps <- if (n >= 2000) 2L else 5L
   gram <- ns$.kernel_gram(x, spec)
   kk <- gram; diag(kk) <- diag(kk) + 0.1
-  pinv <- ns$.chol_inverse(kk)
+  pinv <- ns$.hook("chol_inverse", list(kk, "lapack"))
   alpha <- as.vector(pinv %*% y)
   w <- tcrossprod(alpha) - pinv
   p <- length(ns$kernel_flatten(k)$log_par)
@@ -33,9 +33,9 @@ for (n in sizes) {
   rows[[length(rows) + 1]] <- data.frame(
     n = n,
     gram = cpu(function() ns$.kernel_gram(x, spec), reps),
-    chol_inverse = cpu(function() ns$.chol_inverse(kk), reps),
-    kernel_gradient = cpu(function() ns$.kernel_gradient(x, w, spec), reps),
-    objective = cpu(function() ns$.gpr_pursuit_objective(x, y, spec, z, support, TRUE), reps))
+    chol_inverse = cpu(function() ns$.hook("chol_inverse", list(kk, "lapack")), reps),
+    kernel_gradient = cpu(function() ns$.hook("kernel_gradient", list(x, w, spec)), reps),
+    objective = cpu(function() ns$.hook("gpr_pursuit_objective", list(x, y, spec, z, support, TRUE, NULL, NULL, NULL)), reps))
   print(rows[[length(rows)]])
 }
 utils::write.csv(do.call(rbind, rows), "inst/bench/gpr_pursuit/profile_eval.csv", row.names = FALSE)

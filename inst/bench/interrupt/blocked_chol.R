@@ -7,7 +7,7 @@
 library(noisylabels)
 reps <- as.integer(Sys.getenv("REPS", "5"))
 sizes <- as.integer(strsplit(Sys.getenv("SIZES", "2000,4000"), ",")[[1]])
-time_one <- function(a, what, blocked) noisylabels:::.chol_blocked_timing(a, what, blocked, 1L)
+time_one <- function(a, what, blocked) noisylabels:::.hook("chol_blocked_timing", list(a, what, blocked, 1L, 0L))
 res <- do.call(rbind, lapply(sizes, function(n) {
   set.seed(n)
   a <- crossprod(matrix(rnorm(n * n), n)) / n + diag(n)

@@ -27,14 +27,14 @@ cat(sprintf("noisylabels %s, %s, %d cores, load average %s\n", packageVersion("n
 epoch_report <- function(label, x, y, epochs = 5, reps = 5) {
   dat <- noisylabels:::sgd_data(x)
   dat$y <- ifelse(y > 0, 1, -1)
-  fl <- noisylabels:::.sgd_floor_seconds(dat, 5L)
-  read_s <- noisylabels:::.sgd_stream_seconds(dat, 5L)
+  fl <- noisylabels:::.hook("sgd_floor_seconds", list(dat, 5L))
+  read_s <- noisylabels:::.hook("sgd_stream_seconds", list(dat, 5L))
   rows <- list()
   for (loss in c("hinge", "logistic", "ramp", "smooth_ramp", "gompertz")) for (opt in c("A", "B")) {
     per <- vapply(seq_len(reps), function(r) {
       fit <- quiet(sgd_robust(x, y, loss = loss, lambda = 1e-6, eta = 0.01, epochs = epochs, option = opt,
                               seed = r))
-      f <- noisylabels:::.sgd_floor_seconds(dat, 1L)
+      f <- noisylabels:::.hook("sgd_floor_seconds", list(dat, 1L))
       c(cpu = fit$cpu_seconds / epochs, wall = fit$seconds / epochs, fcpu = f[["cpu"]], fwall = f[["wall"]])
     }, numeric(4))
     fl[["cpu"]] <- min(fl[["cpu"]], per["fcpu", ]); fl[["wall"]] <- min(fl[["wall"]], per["fwall", ])

@@ -5,7 +5,7 @@
 #include <deque>
 #include <limits>
 
-#include "linalg/linalg.h"
+#include "common/errors.h"
 
 namespace noisylabels {
 

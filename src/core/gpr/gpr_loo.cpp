@@ -24,6 +24,10 @@ double GprLoo::penalty(const VectorXd& noise_var) const {
   return 0.5 * opt_.lambda * noise_var.array().pow(opt_.p).sum();
 }
 
+void GprLoo::add_penalty_gradient(const VectorXd& noise_var, VectorXd& grad) const {
+  if (opt_.lambda > 0) grad.array() += 0.5 * opt_.lambda * opt_.p * noise_var.array().pow(opt_.p - 1);
+}
+
 void GprLoo::record(double j) {
   trace_.push_back(j);
   trace_fact_.push_back(cov_->factorizations());

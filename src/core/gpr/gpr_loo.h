@@ -117,6 +117,9 @@ class GprLoo {
   int factorizations() const { return cov_->factorizations(); }
   double max_jitter() const { return cov_->max_jitter(); }
   CovarianceOperator& covariance() { return *cov_; }
+  // Adds the gradient of the l_p penalty (eq. 17) in the noise variances,
+  // lambda * p * s^(p - 1) / 2, to `grad` (nothing when lambda = 0).
+  void add_penalty_gradient(const VectorXd& noise_var, VectorXd& grad) const;
   const std::vector<double>& trace() const { return trace_; }
 
  private:

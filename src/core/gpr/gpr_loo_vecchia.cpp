@@ -81,7 +81,7 @@ void GprLoo::fit_noise_var_scaled(VectorXd& noise_var, GprLooEval& eval, int max
       const VectorXd s = evals == 0 ? noise_var : expand(z);
       GprLooEval e = evals == 0 ? eval : evaluate(s);
       VectorXd gs = 0.5 * (e.inv_diag - e.grad_neg);
-      if (opt_.lambda > 0) gs.array() += 0.5 * opt_.lambda * opt_.p * s.array().pow(opt_.p - 1);
+      add_penalty_gradient(s, gs);
       if (uniform) {
         grad(0) = c(0) * gs.sum();
       } else {

@@ -11,17 +11,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"  // NumericalError, thrown when a factorization fails at every jitter
 #include "common/monitor.h"
 
 namespace noisylabels {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-
-// A factorization failed even at the largest jitter the policy allows.
-struct NumericalError : public std::runtime_error {
-  explicit NumericalError(const std::string& what) : std::runtime_error(what) {}
-};
 
 enum class CholBackend { Lapack, Eigen };
 
