@@ -80,7 +80,9 @@
 #' @param level Level of the consensus value's interval (numbers).
 #' @param max_iter,tol EM iterations at most, and the relative change of the
 #'   objective that stops them.
-#' @param threads OpenMP threads of the class model.
+#' @param threads Cores the call may use (default
+#'   `getOption("noisylabels.threads", 1)`): the OpenMP team of the class
+#'   model; see "Threads" in [noisylabels-package].
 #' @param verbose Progress bar (`NULL`: the package option, see
 #'   [noisylabels-progress]).
 #' @param ... Must be empty.
@@ -122,7 +124,7 @@ consensus_labels <- function(annotations, pred_probs = NULL,
                              type = c("auto", "classes", "numeric"), classes = NULL,
                              shrinkage = 0.5, smoothing = 0.01, tempering = NULL, df = 10,
                              bias = FALSE, scale_shape = 20, level = 0.9, max_iter = 500,
-                             tol = 1e-8, threads = 1, verbose = NULL, ...) {
+                             tol = 1e-8, threads = getOption("noisylabels.threads", 1L), verbose = NULL, ...) {
   check_dots_empty("consensus_labels", ...)
   format <- match_arg(format)
   type <- match_arg(type)

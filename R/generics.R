@@ -13,7 +13,7 @@ noise_scores <- function(object, ...) UseMethod("noise_scores")
 
 #' @export
 noise_scores.default <- function(object, ...) {
-  abort_input("{.fn noise_scores} has no method for objects of class {.cls {class(object)}}.")
+  abort_no_method("noise_scores", object)
 }
 
 #' Training observations whose labels look corrupted
@@ -36,7 +36,20 @@ label_issues <- function(object, ...) UseMethod("label_issues")
 
 #' @export
 label_issues.default <- function(object, ...) {
-  abort_input("{.fn label_issues} has no method for objects of class {.cls {class(object)}}.")
+  abort_no_method("label_issues", object)
+}
+
+# The error of a generic given an object it has no method for. A fit of this
+# package without label_issues() or noise_scores() is a baseline for
+# prediction (label_dist_baseline()), which the hint of those two says.
+abort_no_method <- function(fn, object, call = parent.frame()) {
+  cls <- class(object)
+  hint <- if (fn %in% c("label_issues", "noise_scores", "find_label_issues") &&
+              inherits(object, "noisylabels_fit")) {
+    c("i" = "A {.cls {cls[1]}} fit is a baseline for prediction: it has no model of wrong labels.")
+  }
+  abort_input(c("{.fn {fn}} has no method for objects of class {.cls {cls}}.", hint),
+              class = "noisylabels_error_no_method", call = call)
 }
 
 # A shared column that a method fills, or NULL where it is NA throughout.
@@ -104,4 +117,30 @@ new_noisylabels_fit <- function(fields, class, task = c("regression", "classific
   fields$task <- task
   fields$has_p_wrong <- p_wrong
   structure(fields, class = c(class, "noisylabels_fit"))
+}
+
+#' Mean predictive log-density of test labels
+#'
+#' `mean(log p(y_i | x_i, data))` under a fit's predictive distribution of a
+#' new observation. Methods: [gpr_pursuit()] fits (Gaussian: latent variance
+#' plus `sigma2`; no outlier variance) and [gpr_baseline()] fits (the same
+#' for their underlying GP; for a Yeo-Johnson baseline the density is
+#' transformed back to the label scale, with the Jacobian). Other objects
+#' are an error of class `noisylabels_error_no_method`.
+#'
+#' @param object A [gpr_pursuit()] or [gpr_baseline()] fit.
+#' @param newdata Test inputs.
+#' @param y Test labels.
+#' @param ... Unused.
+#' @return A single number.
+#' @examples
+#' set.seed(1)
+#' s <- sim_friedman(60); t <- sim_friedman(30)
+#' predictive_loglik(gpr_baseline(s$x, s$y), t$x, t$y)
+#' @export
+predictive_loglik <- function(object, newdata, y, ...) UseMethod("predictive_loglik")
+
+#' @export
+predictive_loglik.default <- function(object, newdata, y, ...) {
+  abort_no_method("predictive_loglik", object)
 }

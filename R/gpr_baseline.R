@@ -46,11 +46,18 @@
 #'   n x n covariance for its subset step and refuses `"vecchia"` (`"auto"`
 #'   keeps it dense).
 #' @param control A [pursuit_control()] list.
-#' @return An object of class `gpr_baseline`: `fit` (the underlying
+#' @return A fit of class `c("gpr_baseline", "noisylabels_fit")`, with
+#'   `print()`, `summary()`, `predict()`, `fitted()`, `residuals()`,
+#'   `logLik()`, [noise_scores()], [label_issues()] (see
+#'   [gpr_baseline-fit]), [predictive_loglik()], `tidy()`, `glance()`,
+#'   `augment()`, `plot()` (see [gpr_baseline-methods]), and accepted by
+#'   [find_label_issues()] (each label against the final GP's held-out
+#'   prediction of it). Its parts: `fit` (the underlying
 #'   `gpr_pursuit` fit with an empty support), `method`, `lambda`
 #'   (Yeo-Johnson), `kept` (rows used by the final fit), `rounds` (trimming
 #'   rounds run), `converged` (the trimmed set stopped changing; `TRUE`
-#'   for the untrimmed methods), `n` and the training data `x`, `y`.
+#'   for the untrimmed methods), `n`, the training data `x`, `y`, and as
+#'   every fit `task` (`"regression"`) and `has_p_wrong` (`TRUE`).
 #' @references Li, Z.-Z., Li, L. and Shao, Z. (2021). Robust Gaussian process
 #'   regression based on iterative trimming. Astronomy and Computing 36,
 #'   100483. \doi{10.1016/j.ascom.2021.100483}
@@ -153,7 +160,7 @@ gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson"
   }
   new_noisylabels_fit(list(fit = fit, method = method, lambda = lambda, kept = kept, rounds = rounds,
                            converged = converged, n = length(y), x = x, y = y),
-                      "gpr_baseline", task = "regression", p_wrong = FALSE)
+                      "gpr_baseline", task = "regression", p_wrong = TRUE)
 }
 
 # Trimmed-MLL subset step at the hyperparameters of `fit` (a gpr_pursuit fit
@@ -198,43 +205,6 @@ predict.gpr_baseline <- function(object, newdata = NULL, se.fit = FALSE, ...) {
     p$fit <- yeo_johnson_inverse(p$fit, object$lambda)
   }
   if (se.fit) p else p$fit
-}
-
-#' Mean predictive log-density of test labels
-#'
-#' `mean(log p(y_i | x_i, data))` under the Gaussian predictive distribution
-#' of a new observation (latent variance plus `sigma2`; no outlier variance).
-#' For a Yeo-Johnson baseline the density is transformed back to the label
-#' scale (with the Jacobian).
-#'
-#' @param object A [gpr_pursuit()] or [gpr_baseline()] fit.
-#' @param newdata Test inputs.
-#' @param y Test labels.
-#' @return A single number.
-#' @examples
-#' set.seed(1)
-#' s <- sim_friedman(60); t <- sim_friedman(30)
-#' predictive_loglik(gpr_baseline(s$x, s$y), t$x, t$y)
-#' @export
-predictive_loglik <- function(object, newdata, y) {
-  if (inherits(object, c("gpr_baseline", "gpr_pursuit"))) {
-    n_new <- NROW(check_x_matrix(newdata, "newdata"))
-    y <- check_y_numeric(y, n_new)
-  }
-  if (inherits(object, "gpr_baseline")) {
-    p <- predict(object, newdata, se.fit = TRUE)
-    if (!is.null(object$lambda)) {
-      z <- yeo_johnson(y, object$lambda)
-      # log dT/dy: (lambda - 1) log(1 + y) for y >= 0, (1 - lambda) log(1 - y) otherwise
-      jac <- (object$lambda - 1) * sign(y) * log1p(abs(y))
-      return(mean(stats::dnorm(z, p$fit_transformed, p$sd, log = TRUE) + jac))
-    }
-  } else if (inherits(object, "gpr_pursuit")) {
-    p <- predict(object, newdata, se.fit = TRUE)
-  } else {
-    abort_input("{.arg object} must be a {.cls gpr_pursuit} or {.cls gpr_baseline} fit.")
-  }
-  mean(stats::dnorm(y, p$fit, p$sd, log = TRUE))
 }
 
 yeo_johnson <- function(y, lambda) {

@@ -73,7 +73,11 @@ flag_expected_f1 <- function(p_wrong) {
 }
 
 # The result of find_label_issues() (every path builds it through this).
+# Its parent class noisylabels_result says "a result about labels", and it
+# is deliberately not noisylabels_fit: a result has no model to predict
+# with, and as a fit find_label_issues(result) or `method = result` would
+# wrap it again instead of refusing it.
 new_find_label_issues <- function(x) {
   stopifnot(is.list(x), inherits(x$label_issues, "noisylabels_issues"))
-  structure(x, class = "find_label_issues")
+  structure(x, class = c("find_label_issues", "noisylabels_result"))
 }

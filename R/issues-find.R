@@ -5,10 +5,13 @@
 #' itself, or the out-of-fold output of any model you trained:
 #' `find_label_issues(labels = y, pred_probs = P)` for classes and
 #' `find_label_issues(labels = y, predictions = yhat, sd = s)` for numbers.
-#' A fitted model of this package (`gpr_loo()`, `gpr_pursuit()`, `gpc_ep()`,
-#' `sgd_robust()`, `label_dist_vb()`) can be passed as `x`, or named by
-#' `method`, and its own noise scores are put into the same result. Group
-#' label distributions (`groups`, `label_dist`) go to [label_dist_vb()].
+#' A fitted model of this package (class `noisylabels_fit`: `gpr_loo()`,
+#' `gpr_pursuit()`, `gpr_baseline()`, `gpc_ep()`, `sgd_robust()`,
+#' `label_dist_vb()`) can be passed as `x` or as `method`, and its own noise
+#' scores are put into the same result; `label_dist_baseline()`, a baseline
+#' for prediction with no model of wrong labels, is refused (class
+#' `noisylabels_error_no_method`). Group label distributions (`groups`,
+#' `label_dist`) go to [label_dist_vb()].
 #'
 #' @section Fitted models:
 #' Fits whose model gives each label a probability of being wrong follow the
@@ -22,8 +25,12 @@
 #' leave-one-out distribution of the true value. `gpc_ep()`: `p_wrong` is
 #' the EP posterior probability that the label was flipped, the suggested
 #' class the more probable one (the other one when flagged). One-vs-rest
-#' fits use one minus the probability of the given class. `sgd_robust()`
-#' and `label_dist_vb()` keep their own flag rule.
+#' fits use one minus the probability of the given class. `gpr_baseline()`:
+#' the held-out prediction of each label by its final GP (leave-one-out for
+#' the labels it was fitted on, the plain prediction for trimmed ones)
+#' through the same two-group model (see [gpr_baseline()], "Label issues").
+#' `sgd_robust()` and `label_dist_vb()` keep their own flag rule. Which of
+#' these a fit does is recorded in it (`task`, `has_p_wrong`).
 #'
 #' @section Classification: confident learning:
 #' From out-of-fold probabilities `P` (rows sum to 1, one column per class),
@@ -271,9 +278,13 @@
 #' @param gp_subsample,gp_max_dim Regression GP settings (see "Regression").
 #' @param max_classes Numeric labels with at most this many distinct values
 #'   are treated as classes by `task = "auto"`.
-#' @param threads Threads per ranger fit (default 1: folds are the unit of
-#'   parallel work, spread by `future::plan()`; raise it under a sequential
-#'   plan on an otherwise idle machine). Results do not depend on it.
+#' @param threads Cores each model fit may use (default
+#'   `getOption("noisylabels.threads", 1)`): ranger's threads, and the
+#'   `threads` of the GP and [gpc_ep()] fits (see "Threads" in
+#'   [noisylabels-package]). Folds are the unit of parallel work across
+#'   processes, spread by `future::plan()`; raise `threads` under a sequential
+#'   plan on an otherwise idle machine. Results do not depend on it beyond
+#'   the order of floating-point additions.
 #' @param verbose Show a progress bar over the folds: `TRUE`, `FALSE`, or
 #'   `NULL` (default: the option `noisylabels.progress` if set, else only in
 #'   interactive sessions).
@@ -283,7 +294,9 @@
 #'   reviewer's verdicts; the labels are then flagged to a precision of `1 -
 #'   fdr` under `p_wrong` recalibrated on it, and the count is the audited
 #'   one (see [flag_audited()]).
-#' @return An object of class `find_label_issues`: `label_issues` (data frame,
+#' @return An object of class `c("find_label_issues", "noisylabels_result")`
+#'   (a result, not a fit: it has no `noisylabels_fit` class and is refused
+#'   as `x` or `method`): `label_issues` (data frame,
 #'   one row per label, flagged rows first, each part by decreasing score:
 #'   `row`, `score`, `flagged`, `given_label`, `suggested_label` (classes),
 #'   `p_wrong`, `q_value`, then for classes `label_quality`, `prob_given`,
@@ -339,6 +352,14 @@ find_label_issues_audited <- function(x, ..., audit, fdr = 0.1) {
   flag_audited(res, audit, precision = 1 - fdr)
 }
 
+# A result given again: say what to do with it instead of treating it as data.
+#' @export
+find_label_issues.noisylabels_result <- function(x, ...) {
+  abort_input(c("{.arg x} is already a result of {.fn find_label_issues}.",
+                "i" = "Use {.code label_issues(x)} for its table, or {.fn flag_audited} to flag it with an audit."),
+              class = "noisylabels_error_object")
+}
+
 #' @rdname find_label_issues
 #' @export
 find_label_issues.formula <- function(x, data, ..., na.action = stats::na.omit) {
@@ -376,7 +397,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                                                   "prune_by_noise_rate", "prune_by_class", "both",
                                                   "confident_joint"),
                                       fdr = 0.1, n_issues = NULL, tolerance = NULL, gp_subsample = 2000, gp_max_dim = 10,
-                                      max_classes = 10, threads = 1L, verbose = NULL, ...) {
+                                      max_classes = 10, threads = getOption("noisylabels.threads", 1L), verbose = NULL, ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
   task <- match_arg(task)
@@ -396,8 +417,9 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
                   class = "noisylabels_error_tolerance", call = call)
     }
   }
-  if (inherits(method, c("gpr_loo", "gpr_pursuit", "gpc_ep", "gpc_ep_ovr", "sgd_robust",
-                         "label_dist_vb"))) {
+  if (inherits(method, "noisylabels_fit")) {
+    check_fit(method, "noisylabels_fit", arg = "method", call = call)
+    if (!has_own_method("label_issues", method)) abort_no_method("find_label_issues", method, call = call)
     return(issues_from_fit(method, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call))
   }
   if (!is.null(label_dist) || !is.null(groups)) {
@@ -470,7 +492,7 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
              else c("auto", "forest", "gpc_ep", "sgd_robust")
   if (!named %in% allowed) {
     abort_input(c("{.arg method} must be one of {.or {.val {allowed}}} for {task}, or a fitted model of this package.",
-                  "i" = "A fitted {.fn gpr_loo}, {.fn gpr_pursuit}, {.fn gpc_ep}, {.fn sgd_robust} or {.fn label_dist_vb} model can be passed as {.arg method}."),
+                  "i" = "A fitted model of this package (class {.cls noisylabels_fit}, e.g. from {.fn gpr_loo} or {.fn gpc_ep}) can be passed as {.arg method}."),
                 class = "noisylabels_error_choice")
   }
   if (task != "regression") no_tolerance("classification")

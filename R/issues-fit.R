@@ -1,5 +1,6 @@
 # The flag contract of fitted models. A fit whose model gives each label a
-# probability of being wrong (gpr_loo, gpr_pursuit, gpc_ep) reports it in
+# probability of being wrong (its `has_p_wrong`, set by new_noisylabels_fit()
+# in R/generics.R: gpr_loo, gpr_pursuit, gpr_baseline, gpc_ep) reports it in
 # label_issues() as `p_wrong`, with `q_value` (R/issues-fdr.R) and the fix
 # the model suggests; find_label_issues(fit) flags q_value <= fdr and adds
 # the estimated number of wrong labels with its interval, as it does for
@@ -26,8 +27,11 @@ gpr_loo_wrong <- function(object, tolerance = NULL) {
 
 # gpr_pursuit: the leave-one-out predictive of the selected model (noise
 # sigma2 + rho_i), computed on the standardised scale by the covariance
-# operator the fit used (dense or its Vecchia neighbours).
-gpr_pursuit_wrong <- function(object, tolerance = NULL) {
+# operator the fit used (dense or its Vecchia neighbours). Returns, on the
+# label scale, each label, its leave-one-out mean, the sd a clean label's
+# residual would have and the latent sd (also used by gpr_baseline's
+# label_issues(), whose final fit is a gpr_pursuit fit with an empty support).
+gpr_pursuit_loo <- function(object) {
   ys <- object$y
   s2 <- object$y_scale^2
   noise <- (object$sigma2 + object$rho) / s2
@@ -38,7 +42,12 @@ gpr_pursuit_wrong <- function(object, tolerance = NULL) {
   scale <- sqrt(latent_var + object$sigma2 / s2) * object$y_scale
   y <- object$y_center + object$y_scale * ys
   pred <- y - loo$residual * object$y_scale
-  numeric_wrong(y, pred, scale, latent_sd = sqrt(latent_var) * object$y_scale,
+  list(label = y, prediction = pred, scale = scale, latent_sd = sqrt(latent_var) * object$y_scale)
+}
+
+gpr_pursuit_wrong <- function(object, tolerance = NULL) {
+  loo <- gpr_pursuit_loo(object)
+  numeric_wrong(loo$label, loo$prediction, loo$scale, latent_sd = loo$latent_sd,
                 tolerance = tolerance)
 }
 
@@ -70,17 +79,20 @@ probability_flags <- function(p_wrong, q_value, fdr, threshold = NULL) {
   p_wrong > threshold
 }
 
-# find_label_issues() on a fitted model: its label_issues() with the count
-# of wrong labels and the flag rule. `tolerance` applies to the GP
-# regressions only.
+# find_label_issues() on a fitted model: the arguments its label_issues()
+# gets, from what the fit recorded (new_noisylabels_fit()): a fit with
+# p_wrong is flagged at q_value <= fdr, and with numeric labels it also takes
+# a `tolerance`; the others keep their own rule.
 fit_issue_args <- function(fit, fdr, tolerance, call) {
-  if (!is.null(tolerance) && !inherits(fit, c("gpr_loo", "gpr_pursuit"))) {
-    abort_input(c("{.arg tolerance} applies to numeric labels; a {.cls {class(fit)[1]}} fit has class labels.",
+  numeric_p <- fit$task == "regression" && fit$has_p_wrong
+  if (!is.null(tolerance) && !numeric_p) {
+    why <- if (fit$task != "regression") "has class labels" else "gives no probability that a label is wrong"
+    abort_input(c("{.arg tolerance} applies to numeric labels; a {.cls {class(fit)[1]}} fit {why}.",
                   "i" = "Leave {.arg tolerance} at {.code NULL}."),
                 class = "noisylabels_error_tolerance", call = call)
   }
-  if (inherits(fit, c("gpr_loo", "gpr_pursuit"))) return(list(fdr = fdr, tolerance = tolerance))
-  if (inherits(fit, c("gpc_ep", "gpc_ep_ovr"))) return(list(fdr = fdr))
+  if (numeric_p) return(list(fdr = fdr, tolerance = tolerance))
+  if (fit$has_p_wrong) return(list(fdr = fdr))
   list()
 }
 
@@ -98,8 +110,9 @@ flags_by_row <- function(li) {
 # label (gpc_ep, gpr_pursuit, label_dist_vb instances) give 1 - score; others
 # (gpr_loo's noise variances, sgd_robust's loss-flatness gap) give
 # 1 / (1 + max(score, 0) / median(|score|)). Fits whose label_issues() carry
-# p_wrong (gpr_loo, gpr_pursuit, gpc_ep) are flagged at q_value <= fdr with
-# the estimated count (R/issues-fit.R); the others keep their own rule.
+# p_wrong (recorded as `has_p_wrong` by new_noisylabels_fit(): gpr_loo,
+# gpr_pursuit, gpr_baseline, gpc_ep) are flagged at q_value <= fdr with the
+# estimated count; the others keep their own rule.
 issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, call = NULL) {
   check_fdr(fdr)
   li <- do.call(label_issues, c(list(fit), fit_issue_args(fit, fdr, tolerance, call)))
@@ -121,7 +134,7 @@ issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, c
   extra <- as.list(li)[setdiff(names(li), c("row", "score", "flagged"))]
   out <- do.call(new_label_issues, c(list(.row = li$row, .score = s, .flagged = flagged,
                                           label_quality = quality), extra))
-  task <- if (inherits(fit, c("gpr_loo", "gpr_pursuit"))) "regression" else "classification"
+  task <- fit$task
   own <- is.null(count)
   new_find_label_issues(list(
     label_issues = out,
@@ -136,39 +149,20 @@ issues_from_fit <- function(fit, n_issues = NULL, fdr = 0.1, tolerance = NULL, c
     tolerance = tolerance, fit = fit, n = nrow(li), time = 0, call = call))
 }
 
-#' @rdname find_label_issues
-#' @export
-find_label_issues.gpr_loo <- function(x, ...) {
-  check_fit(x, "gpr_loo")
-  issues_from_fit(x, ..., call = match.call())
+# Whether `object` has its own method of `generic` (not only the parent's
+# or the default): find_label_issues() needs the fit's label_issues().
+has_own_method <- function(generic, object) {
+  own <- setdiff(class(object), "noisylabels_fit")
+  any(vapply(own, function(cl) !is.null(utils::getS3method(generic, cl, optional = TRUE)), TRUE))
 }
+
 #' @rdname find_label_issues
 #' @export
-find_label_issues.gpr_pursuit <- function(x, ...) {
-  check_fit(x, "gpr_pursuit")
-  issues_from_fit(x, ..., call = match.call())
-}
-#' @rdname find_label_issues
-#' @export
-find_label_issues.gpc_ep <- function(x, ...) {
-  check_fit(x, "gpc_ep")
-  issues_from_fit(x, ..., call = match.call())
-}
-#' @rdname find_label_issues
-#' @export
-find_label_issues.gpc_ep_ovr <- function(x, ...) {
-  check_fit(x, "gpc_ep_ovr")
-  issues_from_fit(x, ..., call = match.call())
-}
-#' @rdname find_label_issues
-#' @export
-find_label_issues.sgd_robust <- function(x, ...) {
-  check_fit(x, "sgd_robust")
-  issues_from_fit(x, ..., call = match.call())
-}
-#' @rdname find_label_issues
-#' @export
-find_label_issues.label_dist_vb <- function(x, ...) {
-  check_fit(x, "label_dist_vb")
-  issues_from_fit(x, ..., call = match.call())
+find_label_issues.noisylabels_fit <- function(x, n_issues = NULL, fdr = 0.1, tolerance = NULL, ...) {
+  call <- match.call()
+  check_dots_empty("find_label_issues", ...)
+  check_fit(x, "noisylabels_fit")
+  if (!has_own_method("label_issues", x)) abort_no_method("find_label_issues", x, call = call)
+  if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
+  issues_from_fit(x, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call)
 }

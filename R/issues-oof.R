@@ -36,8 +36,8 @@ classification_oof <- function(x, y, method, folds, threads, verbose) {
       colnames(pr) <- levels(ytr)
     } else {
       ytr <- droplevels(y[tr])
-      fit <- if (nlevels(ytr) == 2L) gpc_ep(x[tr, , drop = FALSE], ytr)
-             else gpc_ep(x[tr, , drop = FALSE], ytr, multiclass = "ovr")
+      fit <- if (nlevels(ytr) == 2L) gpc_ep(x[tr, , drop = FALSE], ytr, threads = threads)
+             else gpc_ep(x[tr, , drop = FALSE], ytr, multiclass = "ovr", threads = threads)
       pr <- predict(fit, x[te, , drop = FALSE], type = "prob")
       if (is.null(dim(pr))) pr <- cbind(1 - pr, pr)
       colnames(pr) <- levels(ytr)
@@ -197,7 +197,7 @@ gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecc
   if (approx == "dense") check_dense_memory(n, copies = 3)
   if (is.null(hyper)) {
     sub <- if (n > subsample) sort(sample.int(n, subsample)) else seq_len(n)
-    hyper <- list(fit = gpr_baseline(x[sub, , drop = FALSE], y[sub], "standard")$fit,
+    hyper <- list(fit = gpr_baseline(x[sub, , drop = FALSE], y[sub], "standard", threads = threads)$fit,
                   rows = length(sub))
   }
   base <- hyper$fit

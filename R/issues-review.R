@@ -319,7 +319,3 @@ read_decisions <- function(decisions, call = parent.frame()) {
 }
 
 format_count <- function(x) if (abs(x - round(x)) < 1e-9) format(round(x)) else sprintf("%.1f", x)
-
-format_bytes <- function(b) {
-  if (b >= 2^20) sprintf("%.1f MB", b / 2^20) else sprintf("%.0f kB", b / 2^10)
-}

@@ -20,9 +20,14 @@
 #' @param x Numeric feature matrix (U x D) or data frame.
 #' @param method `"ridge"` or `"mten"`.
 #' @param lambda Penalty (see above); `NULL` uses the method's default.
-#' @return An object of class `label_dist_baseline` with `coefficients` (D x M),
-#'   `intercept` (length M), `method`, `lambda`, `classes`, and the group-mean
-#'   design `group_x`.
+#' @return A fit of class `c("label_dist_baseline", "noisylabels_fit")` with
+#'   `coefficients` (D x M), `intercept` (length M), `method`, `lambda`,
+#'   `classes`, the group-mean design `group_x`, and as every fit `task`
+#'   (`"classification"`) and `has_p_wrong` (`FALSE`). It is a baseline for
+#'   predicting instance classes: it has no model of wrong labels, so
+#'   [label_issues()], [noise_scores()] and [find_label_issues()] refuse it
+#'   with an error of class `noisylabels_error_no_method`; [label_dist_vb()]
+#'   scores instances and groups.
 #' @references Culotta, A., Kumar, N. R. and Cutler, J. (2015). Predicting the
 #'   demographics of Twitter users from website traffic data. AAAI 2015.
 #' @examples

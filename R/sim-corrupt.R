@@ -65,3 +65,29 @@ corrupt_labels <- function(y, rate, level = 1, type = NULL) {
   }
   list(y = ynew, corrupted = idx, is_corrupted = is_bad)
 }
+
+#' Flip a fraction of binary labels at random
+#'
+#' Picks exactly `round(rate * n)` labels uniformly without replacement and
+#' flips them to the other class (the protocol of Han, Tsang & Chen 2016,
+#' following Natarajan et al. 2013). A thin wrapper of
+#' [corrupt_labels()] with `type = "flip"`.
+#'
+#' @param y Binary labels: factor, logical, or numeric -1/+1 or 0/1.
+#' @param rate Fraction of labels to flip, in \[0, 1\].
+#' @return A list: `y` (the noisy labels, same type as the input), `flipped`
+#'   (logical, which labels were flipped) and `index` (their sorted indices).
+#' @examples
+#' set.seed(1)
+#' flip_labels(c(-1, 1, 1, -1, 1), 0.4)
+#' @export
+flip_labels <- function(y, rate) {
+  if (!is.factor(y) && !is.logical(y) && !is.numeric(y) && !is.character(y)) {
+    abort_input("{.arg y} must be a factor, logical or numeric vector of binary labels.")
+  }
+  if (length(unique(y)) > 2L) {
+    abort_input("{.arg y} has {length(unique(y))} classes; {.fn flip_labels} is for binary labels.")
+  }
+  cl <- corrupt_labels(y, rate, type = "flip")
+  list(y = cl$y, flipped = cl$is_corrupted, index = cl$corrupted)
+}

@@ -8,13 +8,17 @@
 # the row count). Kinds: num (numbers), fin (finite numbers), one (a single
 # finite number), list, df (data frame), chr (text), lvl (labels or levels:
 # any atomic vector or factor), lvls (at least two of them), tab (a table:
-# data frame or matrix), any (present).
+# data frame or matrix), flag (TRUE or FALSE), any (present). The parent
+# class noisylabels_fit (every fit, made by new_noisylabels_fit()) holds what
+# the issues layer reads; check_fit(x, "noisylabels_fit") checks it and then
+# the fit's own class.
 fit_spec <- function(maker, parts, n_of = function(o) NA) {
   p <- strsplit(strsplit(trimws(parts), "[[:space:]]+")[[1L]], ":")
   list(maker = maker, parts = vapply(p, `[`, "", 1L), kinds = vapply(p, `[`, "", 2L),
        per_row = vapply(p, function(z) length(z) == 3L, TRUE), n_of = n_of)
 }
 fit_specs <- list(
+  noisylabels_fit = fit_spec("one of its fitting functions", "task:chr has_p_wrong:flag"),
   gpr_loo = fit_spec("gpr_loo", "noise_var:fin:row loo_residual:num:row loo_sd:num:row fitted.values:num:row
                      residuals:num:row kernel:list x:num y:num:row y_center:one y_scale:one",
                      function(o) NROW(o$x)),
@@ -47,6 +51,7 @@ fit_part_ok <- function(v, kind) {
          lvl = is.atomic(v) || is.factor(v),
          lvls = (is.atomic(v) || is.factor(v)) && length(v) >= 2L,
          tab = !is.null(dim(v)),
+         flag = is.logical(v) && length(v) == 1L && !is.na(v),
          any = TRUE)
 }
 
@@ -54,8 +59,10 @@ fit_part_ok <- function(v, kind) {
 check_fit <- function(object, class, arg = deparse(substitute(object)), call = parent.frame()) {
   spec <- fit_specs[[class]]
   if (!inherits(object, class) || !is.list(object)) {
-    abort_input(c("{.arg {arg}} must be a {.cls {class}} object made by {.fn {spec$maker}}, not {.obj_type_friendly {object}}.",
-                  "i" = "Refit with {.fn {spec$maker}} instead of building or editing the object by hand."),
+    maker <- if (class == "noisylabels_fit") "a fitting function of this package"
+             else cli::format_inline("{.fn {spec$maker}}")
+    abort_input(c("{.arg {arg}} must be a {.cls {class}} object made by {maker}, not {.obj_type_friendly {object}}.",
+                  "i" = "Refit with {maker} instead of building or editing the object by hand."),
                 class = "noisylabels_error_object", call = call)
   }
   parts <- unclass(object)
@@ -88,9 +95,18 @@ check_fit <- function(object, class, arg = deparse(substitute(object)), call = p
     }
     for (f in parts$fits) check_fit(f, "gpc_ep", arg = arg, call = call)
   }
+  if (class == "noisylabels_fit") {
+    if (!parts$task %in% c("regression", "classification")) {
+      abort_input("{.arg {arg}} is a modified fit: its {.field task} is {.val {parts$task}}, not {.val regression} or {.val classification}.",
+                  class = "noisylabels_error_object", call = call)
+    }
+    own <- intersect(setdiff(base::class(object), "noisylabels_fit"), names(fit_specs))
+    if (length(own)) check_fit(object, own[1L], arg = arg, call = call)
+  }
   if (class %in% c("noisylabels_cv", "cv_gpr_loo", "cv_sgd_robust")) {
-    inner <- if (inherits(object, "cv_gpr_loo")) "gpr_loo" else if (inherits(object, "cv_sgd_robust")) "sgd_robust"
-    if (!is.null(inner)) check_fit(parts$fit, inner, arg = paste0(arg, "$fit"), call = call)
+    # cv_<method> refits <method> on all rows: its fit is a <method> fit.
+    cv <- grep("^cv_", base::class(object), value = TRUE)
+    if (length(cv)) check_fit(parts$fit, sub("^cv_", "", cv[1L]), arg = paste0(arg, "$fit"), call = call)
   }
   invisible(object)
 }
