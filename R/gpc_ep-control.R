@@ -65,7 +65,8 @@
 #'   projections and the sites after every `refresh_every`-th sweep, taken
 #'   from the sweep's own block updates after the others (one n m^2 product
 #'   fewer per sweep; iterates equal to rounding).
-#' @return A list of class `gpc_ep_control`.
+#' @return A `gpc_ep_control` object (a list of these settings, with a
+#'   `print()` method), checked again by [gpc_ep()] when it receives one.
 #' @examples
 #' gpc_ep_control(max_sweeps = 50)
 #' @export
@@ -93,7 +94,7 @@ gpc_ep_control <- function(max_sweeps = 100, min_sweeps = 2, tol_logz = 1e-6, to
                  tol_outer = tol_outer, epsilon_start = epsilon_start,
                  schedule = schedule, block_size = as.integer(block_size),
                  refresh_every = as.integer(refresh_every), joint_epsilon = joint_epsilon),
-            class = "gpc_ep_control")
+            class = c("gpc_ep_control", "noisylabels_control"))
 }
 
 
@@ -103,8 +104,8 @@ gpc_ep_ep_options <- function(control, tau, joint_default = TRUE) {
   list(max_sweeps = control$max_sweeps, min_sweeps = control$min_sweeps,
        tol_logz = control$tol_logz, tol_site = control$tol_site,
        damping = control$damping, clamp = identical(tau, "clamp"),
-       schedule = control$schedule %||% "sequential", block_size = control$block_size %||% 64L,
-       refresh_every = control$refresh_every %||% 1L,
+       schedule = control$schedule, block_size = control$block_size,
+       refresh_every = control$refresh_every,
        tol_outer_eps = control$tol_outer / 10, tol_outer_theta = control$tol_outer * 10,
        tol_outer_logz = control$tol_outer, joint_epsilon = control$joint_epsilon %||% joint_default)
 }

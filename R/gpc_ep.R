@@ -251,9 +251,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   check_flag(learn_kernel, "learn_kernel")
   check_flag(standardize, "standardize")
   if (!is.null(verbose)) check_flag(verbose, "verbose")
-  if (!inherits(control, "gpc_ep_control")) {
-    abort_input("{.arg control} must be made by {.fn gpc_ep_control}.")
-  }
+  control <- check_control(control, gpc_ep_control, "gpc_ep_control")
   learn_eps <- identical(epsilon, "learn")
   if (!learn_eps) {
     if (!is.numeric(epsilon) || length(epsilon) != 1L || is.na(epsilon) ||

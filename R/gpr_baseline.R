@@ -45,7 +45,7 @@
 #'   `"trimmed"` work on either backend; `"trimmed_mll"` needs the dense
 #'   n x n covariance for its subset step and refuses `"vecchia"` (`"auto"`
 #'   keeps it dense).
-#' @param control A [pursuit_control()] list.
+#' @param control A [gpr_pursuit_control()] list.
 #' @return A fit of class `c("gpr_baseline", "noisylabels_fit")`, with
 #'   `print()`, `summary()`, `predict()`, `fitted()`, `residuals()`,
 #'   `logLik()`, [noise_scores()], [label_issues()] (see
@@ -78,7 +78,7 @@ gpr_baseline <- function(x, y, method = c("standard", "winsorize", "yeo_johnson"
                          kernel = NULL, trim = 0.2, iterations = 10,
                          approx = c("auto", "dense", "vecchia"), neighbors = 20L,
                          threads = getOption("noisylabels.threads", 1L),
-                         control = pursuit_control()) {
+                         control = gpr_pursuit_control()) {
   method <- match_arg(method)
   approx <- match_arg(approx)
   x <- check_x_matrix(x, "x")

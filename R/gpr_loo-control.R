@@ -48,7 +48,8 @@
 #'   step changed it (never looser than needed: the last rounds, where the
 #'   hyperparameters have settled, sweep to `tol_sweep`). `FALSE` sweeps every
 #'   round to `tol_sweep`.
-#' @return A list of settings.
+#' @return A `gpr_loo_control` object (a list of these settings, with a
+#'   `print()` method), checked again by [gpr_loo()] when it receives one.
 #' @examples
 #' gpr_loo_control(max_outer = 10)
 #' @export
@@ -72,13 +73,14 @@ gpr_loo_control <- function(max_outer = 30, max_sweeps = 200, max_hyper_iter = 5
   check_flag(adaptive_sweeps, "adaptive_sweeps")
   check_count(vecchia_pilot, "vecchia_pilot", lower = 10)
   check_number(vecchia_floor, "vecchia_floor", 0, 1)
-  list(vecchia_pilot = as.integer(vecchia_pilot), vecchia_floor = vecchia_floor, screen_rounds = as.integer(screen_rounds),
-       screen_hyper_iter = as.integer(screen_hyper_iter), adaptive_sweeps = adaptive_sweeps,
-       max_outer = as.integer(max_outer), max_sweeps = as.integer(max_sweeps),
-       max_hyper_iter = as.integer(max_hyper_iter), tol_sweep = tol_sweep,
-       tol_outer = tol_outer, tol_stationary = tol_stationary, sigma_floor = sigma_floor,
-       damping = damping,
-       jitter = jitter, backend = match_arg(backend))
+  new_control(list(max_outer = as.integer(max_outer), max_sweeps = as.integer(max_sweeps),
+                   max_hyper_iter = as.integer(max_hyper_iter), tol_sweep = tol_sweep,
+                   tol_outer = tol_outer, tol_stationary = tol_stationary, sigma_floor = sigma_floor,
+                   damping = damping, jitter = jitter, backend = match_arg(backend),
+                   screen_rounds = as.integer(screen_rounds),
+                   screen_hyper_iter = as.integer(screen_hyper_iter), adaptive_sweeps = adaptive_sweeps,
+                   vecchia_pilot = as.integer(vecchia_pilot), vecchia_floor = vecchia_floor),
+              "gpr_loo_control")
 }
 
 # Scale of the initial noise variances per start (see `restarts`): the first

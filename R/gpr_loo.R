@@ -198,9 +198,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   y <- check_y_numeric(y, n)
   backend <- resolve_approx(approx, n, neighbors, threads)
   if (backend$approx == "dense") check_dense_memory(n, copies = 4, vecchia = TRUE)
-  if (!is.list(control) || !all(names(gpr_loo_control()) %in% names(control))) {
-    abort_input("{.arg control} must be made by {.fn gpr_loo_control}, not {.cls {class(control)}}.")
-  }
+  control <- check_control(control, gpr_loo_control, "gpr_loo_control")
   check_count(restarts, "restarts", upper = 1000)
   check_flag(learn_kernel, "learn_kernel")
   auto_lambda <- identical(lambda, "auto")
@@ -248,7 +246,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   # itself converged too slowly to be the default (see inst/bench/gpr_loo_vecchia).
   vecchia_pilot <- NULL
   if (backend$approx == "vecchia" && learn_kernel && noise != "none") {
-    pilot_idx <- sort(sample.int(n, min(n, control$vecchia_pilot %||% 1000L)))
+    pilot_idx <- sort(sample.int(n, min(n, control$vecchia_pilot)))
     # A warning of the pilot says that it is the pilot's (the fit's own
     # convergence is reported separately).
     vecchia_pilot <- withCallingHandlers(
@@ -272,7 +270,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   # inst/bench/gpr_loo_vecchia).
   sigma_floor <- control$sigma_floor
   if (!is.null(vecchia_pilot) && noise == "full") {
-    sigma_floor <- max(sigma_floor, (control$vecchia_floor %||% 0.01) * vecchia_pilot$noise_level / stats::var(y))
+    sigma_floor <- max(sigma_floor, control$vecchia_floor * vecchia_pilot$noise_level / stats::var(y))
   }
   if (backend$approx == "vecchia" && !learn_kernel) restarts <- 1L
   y_center <- mean(y)
@@ -308,11 +306,11 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
                max_sweeps = control$max_sweeps, max_outer = control$max_outer,
                max_hyper_iter = control$max_hyper_iter, tol_sweep = control$tol_sweep,
                tol_outer = control$tol_outer, learn_hyper = learn_kernel,
-               tol_stationary = control$tol_stationary %||% 1e-6,
+               tol_stationary = control$tol_stationary,
                jitter = control$jitter, backend = control$backend, threads = backend$threads,
-               screen_rounds = control$screen_rounds %||% 0L,
-               screen_hyper_iter = control$screen_hyper_iter %||% 10L,
-               adaptive_sweeps = control$adaptive_sweeps %||% FALSE)
+               screen_rounds = control$screen_rounds,
+               screen_hyper_iter = control$screen_hyper_iter,
+               adaptive_sweeps = control$adaptive_sweeps, neighbors = NULL)
   # Vecchia: the C++ fit sees the labels in the set-up's storage order
   # (`lay`, see vecchia_setup()); per-label results are put back below.
   vecchia <- NULL

@@ -1,4 +1,4 @@
-# pursuit_control() and the support-size schedule of gpr_pursuit().
+# gpr_pursuit_control() (alias pursuit_control()) and the support-size schedule of gpr_pursuit().
 
 #' Control settings of the relevance-pursuit fit
 #'
@@ -71,12 +71,15 @@
 #' @param strategy `"fast"` (defaults) or `"botorch"` (overrides the three
 #'   switches above).
 #' @param backend Linear-algebra backend, `"lapack"` or `"eigen"`.
-#' @return A list of class `pursuit_control`.
+#' @return A `gpr_pursuit_control` object (a list of these settings, with a
+#'   `print()` method; its classes also include `pursuit_control`), checked
+#'   again by [gpr_pursuit()] and [gpr_baseline()] when they receive one.
+#'   `pursuit_control()` is the same function under its earlier name.
 #' @examples
-#' pursuit_control(max_iter = 500)
-#' pursuit_control(strategy = "botorch")$reset_rho
+#' gpr_pursuit_control(max_iter = 500)
+#' gpr_pursuit_control(strategy = "botorch")$reset_rho
 #' @export
-pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 1 - 1e-3,
+gpr_pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 1 - 1e-3,
                             rho_max = 1e4, noise_init = 0.1, noise_lower = 1e-4,
                             noise_upper = 10, mean_bound = 10, reset_rho = FALSE,
                             coordinate_steps = TRUE, reuse_factor = TRUE,
@@ -126,15 +129,12 @@ pursuit_control <- function(max_iter = 1000, pgtol = 1e-5, ftol = 1e-8, s_max = 
                  refine_starts = as.integer(refine_starts), esd_alpha = esd_alpha,
                  refine_cold = refine_cold, vecchia_pilot = vecchia_pilot,
                  strategy = strategy, backend = backend),
-            class = "pursuit_control")
+            class = c("gpr_pursuit_control", "pursuit_control", "noisylabels_control"))
 }
 
+#' @rdname gpr_pursuit_control
 #' @export
-print.pursuit_control <- function(x, ...) {
-  cli::cat_line("<pursuit_control> ", x$strategy)
-  utils::str(unclass(x)[setdiff(names(x), "strategy")], give.head = FALSE, no.list = TRUE)
-  invisible(x)
-}
+pursuit_control <- gpr_pursuit_control
 
 # Support sizes from fractions or counts, with the schedule checks.
 pursuit_levels <- function(n, fractions, n_outliers, call = parent.frame()) {

@@ -17,7 +17,7 @@ pursuit_vecchia_setup <- function(xs, kernel, backend, ctl, start, core_fit, pil
     ctl_pilot <- ctl
     ctl_pilot$backward <- FALSE
     ctl_pilot$levels <- integer(0)
-    ctl_pilot$initial_support <- NULL
+    ctl_pilot["initial_support"] <- list(NULL)
     ctl_pilot$neighbors <- vs$neighbors
     ctl_pilot$threads <- backend$threads
     pil <- core_fit(start$log_par, start$mean, start$log_noise, ctl_pilot)

@@ -26,7 +26,7 @@
 #'   `rho_i* > 0`; it stops when no point qualifies.
 #'
 #' The levels are `floor(fractions * n)` (or `n_outliers`). Faster than the
-#' BoTorch pipeline where the maths allows (see `pursuit_control()`): the
+#' BoTorch pipeline where the maths allows (see `gpr_pursuit_control()`): the
 #' `rho` are warm-started across levels, entering points start at their
 #' Lemma-1 optimum reached by coordinate steps with rank-one updates of the
 #' Cholesky factor, and the factor at each optimum is reused for scoring and
@@ -202,7 +202,7 @@
 #'   dense backend; `neighbors >= n - 1` falls back to dense with a message).
 #' @param threads OpenMP threads for the Vecchia backend's per-label work
 #'   (default `getOption("noisylabels.threads", 1)`).
-#' @param control A list from [pursuit_control()].
+#' @param control A list from [gpr_pursuit_control()].
 #' @param verbose Show a progress bar over the pursuit's support sizes? `NULL`
 #'   (default): in interactive sessions, or when
 #'   `options(noisylabels.progress = TRUE)`.
@@ -218,7 +218,7 @@
 #' @references Ament, S., Santorella, E., Eriksson, D., Letham, B., Balandat, M.
 #'   and Bakshy, E. (2024). Robust Gaussian processes via relevance pursuit.
 #'   NeurIPS 2024. \doi{10.48550/arXiv.2410.24222}
-#' @seealso [pursuit_control()], [predict.gpr_pursuit()], [gpr_baseline()].
+#' @seealso [gpr_pursuit_control()], [predict.gpr_pursuit()], [gpr_baseline()].
 #' @examples
 #' set.seed(1)
 #' x <- seq(0, 1, length.out = 40)
@@ -283,7 +283,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
                                 standardize = TRUE, hyperprior = TRUE,
                                 approx = c("auto", "dense", "vecchia"), neighbors = 20L,
                                 threads = getOption("noisylabels.threads", 1L),
-                                control = pursuit_control(), verbose = NULL, ...) {
+                                control = gpr_pursuit_control(), verbose = NULL, ...) {
   call <- match.call()
   selection_given <- !missing(selection)
   dots <- list(...)
@@ -307,7 +307,7 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   check_flag(average, "average")
   check_flag(standardize, "standardize")
   check_flag(hyperprior, "hyperprior")
-  if (!inherits(control, "pursuit_control")) abort_input("{.arg control} must come from {.fn pursuit_control}.")
+  control <- check_control(control, gpr_pursuit_control, "gpr_pursuit_control")
   # Exact duplicate rows are repeated observations: they stay in the data and
   # count twice in the likelihood. The noise variance sigma2 >= noise_lower
   # keeps K positive definite when inputs repeat.
@@ -355,6 +355,10 @@ gpr_pursuit.default <- function(x, y, kernel = NULL,
   ctl$backward <- direction == "backward"
   ctl$convex <- parameterization == "convex"
   ctl$levels <- as.integer(levels)
+  # The glue reads every key; these are NULL unless set below (`[<-` with
+  # list(NULL) keeps a key where `$<- NULL` would drop it).
+  ctl[c("neighbors", "threads", "prior_mu", "prior_sd", "initial_support")] <-
+    list(NULL, backend$threads, NULL, NULL, NULL)
   if (hyperprior) {
     pr <- pursuit_hyperprior(fl, ncol(x), standardize)
     ctl$prior_mu <- pr$mu; ctl$prior_sd <- pr$sd

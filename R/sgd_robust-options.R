@@ -47,12 +47,10 @@ sgd_core_options <- function(cfg, eta, epochs, seed, multinomial, early_stop_pat
                epochs = epochs, average = cfg$option == "B", bias = cfg$bias,
                bias_step = cfg$bias_step, record_iterates = isTRUE(cfg$record_iterates),
                seed = as.double(seed), multinomial = multinomial, guard = as.double(cfg$guard),
-               guard_max_shrinks = 20L)
-  if (!is.null(t_init)) opts$t_init <- as.double(t_init)
-  if (!is.null(w_init)) {
-    opts$w_init <- w_init
-    opts$b_init <- b_init %||% numeric(0)
-  }
+               guard_max_shrinks = 20L, shuffle = TRUE, t_init = as.double(t_init %||% 0),
+               w_init = NULL, b_init = NULL, progress = NULL)
+  # list(w_init = NULL) keeps the key; `opts$w_init <- NULL` would drop it
+  if (!is.null(w_init)) opts[c("w_init", "b_init")] <- list(w_init, b_init %||% numeric(0))
   opts
 }
 

@@ -85,7 +85,7 @@ sgd_mixed_result <- function(state, d, bias, n_models) {
 # or the chunks of LIBSVM files that belong to the shard (the worker reads
 # the files itself).
 sgd_shard_run <- function(input, copts) {
-  if (identical(input$kind, "memory")) return(call_core(.sgd_fit(input$data, NULL, copts)))
+  if (identical(input$kind, "memory")) return(call_core(.sgd_fit(sgd_spec(input$data), NULL, copts)))
   # The shard's rows: whole files when there are at least k files (file f
   # goes to shard (f - 1) %% k + 1, so a worker reads only its own files),
   # otherwise every k-th chunk. Row numbers (for weights) come from the

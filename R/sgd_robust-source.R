@@ -88,9 +88,19 @@ sgd_data <- function(x, arg = "x", call = parent.frame()) {
     }
     if (any(!is.finite(x@x))) abort_input("{.arg {arg}} contains infinite values.", call = call)
     tx <- Matrix::t(x)
-    return(list(n = nrow(x), d = ncol(x), dense = NULL, p = tx@p, j = tx@i,
-                x = as.double(tx@x), sparse = TRUE))
+    return(sgd_spec(list(n = nrow(x), d = ncol(x), dense = NULL, p = tx@p, j = tx@i,
+                         x = as.double(tx@x), sparse = TRUE)))
   }
   x <- check_x_matrix(x, arg, max_abs = Inf, call = call)
-  list(n = nrow(x), d = ncol(x), dense = t(x), p = NULL, j = NULL, x = NULL, sparse = FALSE)
+  sgd_spec(list(n = nrow(x), d = ncol(x), dense = t(x), p = NULL, j = NULL, x = NULL, sparse = FALSE))
+}
+
+# A data list as the glue reads it: every key present, `label` and
+# `n_classes` (multiclass) or `y` (binary) and `weight` NULL where a data
+# list has none (`data[k] <- list(NULL)` keeps a key that `$<- NULL` would
+# drop). NULL stays NULL (no validation set).
+sgd_spec <- function(data) {
+  if (is.null(data)) return(NULL)
+  for (k in c("y", "label", "n_classes", "weight")) if (!k %in% names(data)) data[k] <- list(NULL)
+  data
 }

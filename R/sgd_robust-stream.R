@@ -37,7 +37,7 @@ sgd_fit_chunks <- function(src, opts, seed, epochs, n_models, d, valid = NULL,
       copts$eta <- state$eta
       copts$w_init <- state$w_init
       copts$b_init <- state$b_init %||% numeric(0)
-      res <- call_core(.sgd_fit(train, NULL, copts))
+      res <- call_core(.sgd_fit(sgd_spec(train), NULL, copts))
       if (is.na(objective_start)) objective_start <<- res$objective_start
       state$w_init <<- sgd_core_init(res, d, opts$bias, n_models)
       state$b_init <<- if (opts$bias == "separate") res$biases else numeric(0)
@@ -115,7 +115,7 @@ sgd_stream_margins <- function(src, res, n_models, multi, n, d) {
 # Decision values (n x K) of the core-space model in `res` on data in the
 # core's layout.
 sgd_res_decision <- function(res, data, n_models) {
-  call_core(.sgd_decision(data, as.double(res$weights), as.double(res$biases)))
+  call_core(.sgd_decision(sgd_spec(data), as.double(res$weights), as.double(res$biases)))
 }
 
 # Error of the model in `res` on labelled data in the core's layout.

@@ -370,7 +370,7 @@ sgd_robust.default <- function(x, y = NULL,
 # sgd_eta_data()), and checked against the shrink step's limit.
 sgd_initial_eta <- function(opts, cfg, train, lab, call = parent.frame()) {
   if (is.null(cfg$eta) && cfg$method != "pegasos") {
-    return(call_core(.sgd_choose_eta(sgd_eta_data(train, lab), opts, cfg$eta_sample), call = call))
+    return(call_core(.sgd_choose_eta(sgd_spec(sgd_eta_data(train, lab)), opts, cfg$eta_sample), call = call))
   }
   if (cfg$method == "sgd" && opts$eta * cfg$lambda_l2 >= 1) {
     abort_input(c("{.arg eta} * {.arg lambda} = {format(opts$eta * cfg$lambda)} must be < 1.",
@@ -413,7 +413,7 @@ sgd_starting_point <- function(opts, cfg, init, warm, train, inp, call = parent.
   wopts$multinomial <- FALSE
   wopts$early_stop_patience <- 0L
   wopts$seed <- as.double((cfg$seed + 7919L) %% .Machine$integer.max)
-  wres <- call_core(.sgd_fit(train, NULL, wopts), call = call)
+  wres <- call_core(.sgd_fit(sgd_spec(train), NULL, wopts), call = call)
   opts$eta <- wres$eta_final
   opts$w_init <- sgd_core_init(wres, train$d, cfg$bias, n_models)
   opts$b_init <- if (cfg$bias == "separate") wres$biases else numeric(0)
@@ -444,8 +444,8 @@ sgd_run <- function(src, train, opts, cfg, inp, call = parent.frame()) {
     res <- sgd_fit_chunks(src, opts, cfg$seed, cfg$epochs, n_models, inp$d_total,
                           valid_eval = valid_eval, progress = progress)
   } else {
-    opts$progress <- progress
-    res <- call_core(.sgd_fit(train, inp$valid, opts), call = call)
+    opts["progress"] <- list(progress)  # keeps the key when NULL
+    res <- call_core(.sgd_fit(sgd_spec(train), sgd_spec(inp$valid), opts), call = call)
     return(list(res = res, train = train))
   }
   train <- sgd_stream_margins(src, res, n_models, inp$lab$multi, inp$n_total, inp$d_total)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gp/kernels.h"
+#include "rcpp_options.h"
 #include "linalg/linalg.h"
 
 namespace noisylabels {
@@ -18,8 +19,9 @@ inline Kernel kernel_from_list(const Rcpp::List& spec) {
   const int dim = Rcpp::as<int>(spec["dim"]);
   const bool ard = Rcpp::as<bool>(spec["ard"]);
   std::vector<bool> categorical;
-  if (spec.containsElementNamed("categorical") && !Rf_isNull(spec["categorical"])) {
-    Rcpp::LogicalVector cat = spec["categorical"];
+  SEXP cat_sexp = nullable(spec, "categorical");
+  if (!Rf_isNull(cat_sexp)) {
+    Rcpp::LogicalVector cat(cat_sexp);
     for (int j = 0; j < cat.size(); ++j) categorical.push_back(cat[j] == TRUE);
   }
   Kernel k(kernel_type_from_string(type), dim, ard, categorical);

@@ -154,10 +154,9 @@ EpOptions ep_options_from_r(const Rcpp::List& o) {
   e.tol_site = Rcpp::as<double>(o["tol_site"]);
   e.damping = Rcpp::as<double>(o["damping"]);
   e.clamp = Rcpp::as<bool>(o["clamp"]);
-  if (o.containsElementNamed("block_size")) e.block_size = Rcpp::as<int>(o["block_size"]);
-  if (o.containsElementNamed("refresh_every")) e.refresh_every = Rcpp::as<int>(o["refresh_every"]);
-  if (o.containsElementNamed("schedule"))
-    e.parallel = Rcpp::as<std::string>(o["schedule"]) == "parallel";
+  e.block_size = required<int>(o, "block_size");
+  e.refresh_every = required<int>(o, "refresh_every");
+  e.parallel = required<std::string>(o, "schedule") == "parallel";
   return e;
 }
 
@@ -178,7 +177,7 @@ FitOptions fit_options_from_r(bool learn_epsilon, const std::string& rule, bool 
   opt.tol_eps = Rcpp::as<double>(ep["tol_outer_eps"]);
   opt.tol_theta = Rcpp::as<double>(ep["tol_outer_theta"]);
   opt.tol_logz = Rcpp::as<double>(ep["tol_outer_logz"]);
-  if (ep.containsElementNamed("joint_epsilon")) opt.joint_epsilon = Rcpp::as<bool>(ep["joint_epsilon"]);
+  opt.joint_epsilon = required<bool>(ep, "joint_epsilon");
   return opt;
 }
 

@@ -26,14 +26,13 @@ GprLooOptions options_from_list(const Rcpp::List& o) {
   opt.learn_hyper = Rcpp::as<bool>(o["learn_hyper"]);
   opt.jitter.base = Rcpp::as<double>(o["jitter"]);
   opt.jitter.backend = backend_from_string(Rcpp::as<std::string>(o["backend"]));
-  if (o.containsElementNamed("neighbors") && !Rf_isNull(o["neighbors"])) {
-    opt.neighbors = Rcpp::as<Eigen::MatrixXi>(o["neighbors"]);
-  }
-  if (o.containsElementNamed("threads")) opt.threads = Rcpp::as<int>(o["threads"]);
-  if (o.containsElementNamed("screen_rounds")) opt.screen_rounds = Rcpp::as<int>(o["screen_rounds"]);
-  if (o.containsElementNamed("screen_hyper_iter")) opt.screen_hyper_iter = Rcpp::as<int>(o["screen_hyper_iter"]);
-  if (o.containsElementNamed("tol_stationary")) opt.tol_stationary = Rcpp::as<double>(o["tol_stationary"]);
-  if (o.containsElementNamed("adaptive_sweeps")) opt.adaptive_sweeps = Rcpp::as<bool>(o["adaptive_sweeps"]);
+  SEXP neighbors = nullable(o, "neighbors");
+  if (!Rf_isNull(neighbors)) opt.neighbors = Rcpp::as<Eigen::MatrixXi>(neighbors);
+  opt.threads = required<int>(o, "threads");
+  opt.screen_rounds = required<int>(o, "screen_rounds");
+  opt.screen_hyper_iter = required<int>(o, "screen_hyper_iter");
+  opt.tol_stationary = required<double>(o, "tol_stationary");
+  opt.adaptive_sweeps = required<bool>(o, "adaptive_sweeps");
   return opt;
 }
 

@@ -27,23 +27,24 @@ PursuitOptions options_from_list(const Rcpp::List& ctl) {
   o.polish_iter = Rcpp::as<int>(ctl["polish_iter"]);
   o.block_fraction = Rcpp::as<double>(ctl["block_fraction"]);
   o.inner_iter = Rcpp::as<int>(ctl["inner_iter"]);
-  if (ctl.containsElementNamed("profiled")) o.profiled = Rcpp::as<bool>(ctl["profiled"]);
-  if (ctl.containsElementNamed("profile_sweeps")) o.profile_sweeps = Rcpp::as<int>(ctl["profile_sweeps"]);
-  if (ctl.containsElementNamed("reseed_sweeps")) o.reseed_sweeps = Rcpp::as<int>(ctl["reseed_sweeps"]);
-  if (ctl.containsElementNamed("initial_support") && !Rf_isNull(ctl["initial_support"])) {
-    for (int i : Rcpp::as<std::vector<int>>(ctl["initial_support"])) o.initial_support.push_back(i - 1);
+  o.profiled = required<bool>(ctl, "profiled");
+  o.profile_sweeps = required<int>(ctl, "profile_sweeps");
+  o.reseed_sweeps = required<int>(ctl, "reseed_sweeps");
+  SEXP initial_support = nullable(ctl, "initial_support");
+  if (!Rf_isNull(initial_support)) {
+    for (int i : Rcpp::as<std::vector<int>>(initial_support)) o.initial_support.push_back(i - 1);
   }
   o.box.max_iter = Rcpp::as<int>(ctl["max_iter"]);
   o.box.pgtol = Rcpp::as<double>(ctl["pgtol"]);
   o.box.ftol = Rcpp::as<double>(ctl["ftol"]);
   o.jitter.backend = backend_from_string(Rcpp::as<std::string>(ctl["backend"]));
-  if (ctl.containsElementNamed("neighbors") && !Rf_isNull(ctl["neighbors"])) {
-    o.neighbors = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(ctl["neighbors"]));
-  }
-  if (ctl.containsElementNamed("threads")) o.threads = Rcpp::as<int>(ctl["threads"]);
-  if (ctl.containsElementNamed("prior_mu") && !Rf_isNull(ctl["prior_mu"])) {
-    o.prior_mu = Rcpp::as<Eigen::VectorXd>(ctl["prior_mu"]);
-    o.prior_sd = Rcpp::as<Eigen::VectorXd>(ctl["prior_sd"]);
+  SEXP neighbors = nullable(ctl, "neighbors");
+  if (!Rf_isNull(neighbors)) o.neighbors = Rcpp::as<Eigen::MatrixXi>(Rcpp::IntegerMatrix(neighbors));
+  o.threads = required<int>(ctl, "threads");
+  SEXP prior_mu = nullable(ctl, "prior_mu");
+  if (!Rf_isNull(prior_mu)) {
+    o.prior_mu = Rcpp::as<Eigen::VectorXd>(prior_mu);
+    o.prior_sd = required<Eigen::VectorXd>(ctl, "prior_sd");
   }
   return o;
 }

@@ -2,6 +2,7 @@
 #include "noisylabels_types.h"
 #include "label_dist/label_dist.h"
 #include "rcpp_monitor.h"
+#include "rcpp_options.h"
 
 using namespace noisylabels;
 
@@ -27,9 +28,9 @@ LdProblem problem_from(const MapMat& x, const MapMat& s, const Rcpp::IntegerVect
 LdState state_from(const Rcpp::List& l, const LdProblem& prob) {
   LdState st;
   st.eta = Rcpp::as<Eigen::MatrixXd>(l["eta"]);
-  if (l.containsElementNamed("eta_cond") && !Rf_isNull(l["eta_cond"]))
-  {
-    const Eigen::MatrixXd r_cond = Rcpp::as<Eigen::MatrixXd>(l["eta_cond"]);
+  SEXP eta_cond = nullable(l, "eta_cond");
+  if (!Rf_isNull(eta_cond)) {
+    const Eigen::MatrixXd r_cond = Rcpp::as<Eigen::MatrixXd>(eta_cond);
     st.eta_cond.resize(r_cond.cols(), r_cond.rows());
     for (int q = 0; q < prob.P; ++q) st.eta_cond.col(q) = r_cond.row(prob.unit_pairs[q]).transpose();
   }

@@ -2,6 +2,7 @@
 // (src/core/io/libsvm.h) for R. Only converts R objects and calls the core.
 #include "noisylabels_types.h"
 #include "rcpp_monitor.h"
+#include "rcpp_options.h"
 #include "io/libsvm.h"
 #include "sgd/sgd.h"
 
@@ -21,8 +22,8 @@ SgdData data_from_list(const Rcpp::List& spec) {
   data.d = Rcpp::as<int>(spec["d"]);
   // Binary fits: y = +-1 doubles. Multiclass fits: label = 0-based integer
   // classes and n_classes.
-  if (spec.containsElementNamed("label") && !Rf_isNull(spec["label"])) {
-    SEXP label = spec["label"];
+  SEXP label = nullable(spec, "label");
+  if (!Rf_isNull(label)) {
     if (TYPEOF(label) != INTSXP || Rf_xlength(label) != data.n)
       Rcpp::stop("label must be an integer vector of length n");
     data.label = INTEGER(label);
@@ -32,8 +33,8 @@ SgdData data_from_list(const Rcpp::List& spec) {
     if (TYPEOF(y) != REALSXP || Rf_xlength(y) != data.n) Rcpp::stop("y must be a double vector of length n");
     data.y = REAL(y);
   }
-  if (spec.containsElementNamed("weight") && !Rf_isNull(spec["weight"])) {
-    SEXP w = spec["weight"];
+  SEXP w = nullable(spec, "weight");
+  if (!Rf_isNull(w)) {
     if (TYPEOF(w) != REALSXP || Rf_xlength(w) != data.n) Rcpp::stop("weight must be a double vector of length n");
     data.weight = REAL(w);
   }
@@ -83,19 +84,20 @@ SgdOptions options_from_list(const Rcpp::List& o) {
   else if (bias == "separate") opt.bias = SgdBias::Separate;
   else if (bias == "none") opt.bias = SgdBias::None;
   else Rcpp::stop("unknown bias mode '" + bias + "'");
-  if (o.containsElementNamed("bias_step")) opt.bias_step = Rcpp::as<double>(o["bias_step"]);
+  opt.bias_step = required<double>(o, "bias_step");
   opt.record_iterates = Rcpp::as<bool>(o["record_iterates"]);
-  if (o.containsElementNamed("w_init")) {
-    opt.w_init = Rcpp::as<std::vector<double>>(o["w_init"]);
-    opt.b_init = Rcpp::as<std::vector<double>>(o["b_init"]);
+  SEXP w_init = nullable(o, "w_init");
+  if (!Rf_isNull(w_init)) {
+    opt.w_init = Rcpp::as<std::vector<double>>(w_init);
+    opt.b_init = required<std::vector<double>>(o, "b_init");
   }
-  if (o.containsElementNamed("t_init")) opt.t_init = static_cast<long long>(Rcpp::as<double>(o["t_init"]));
-  if (o.containsElementNamed("shuffle")) opt.shuffle = Rcpp::as<bool>(o["shuffle"]);
-  if (o.containsElementNamed("early_stop_patience")) opt.early_stop_patience = Rcpp::as<int>(o["early_stop_patience"]);
-  if (o.containsElementNamed("lambda_l1")) opt.lambda_l1 = Rcpp::as<double>(o["lambda_l1"]);
-  if (o.containsElementNamed("multinomial")) opt.multinomial = Rcpp::as<bool>(o["multinomial"]);
-  if (o.containsElementNamed("guard")) opt.guard = Rcpp::as<double>(o["guard"]);
-  if (o.containsElementNamed("guard_max_shrinks")) opt.guard_max_shrinks = Rcpp::as<int>(o["guard_max_shrinks"]);
+  opt.t_init = static_cast<long long>(required<double>(o, "t_init"));
+  opt.shuffle = required<bool>(o, "shuffle");
+  opt.early_stop_patience = required<int>(o, "early_stop_patience");
+  opt.lambda_l1 = required<double>(o, "lambda_l1");
+  opt.multinomial = required<bool>(o, "multinomial");
+  opt.guard = required<double>(o, "guard");
+  opt.guard_max_shrinks = required<int>(o, "guard_max_shrinks");
   // The seed arrives as a double holding a non-negative integer < 2^31.
   opt.seed = static_cast<std::uint64_t>(Rcpp::as<double>(o["seed"]));
   return opt;
@@ -129,8 +131,7 @@ Rcpp::List sgd_fit_cpp(Rcpp::List data, Rcpp::Nullable<Rcpp::List> valid, Rcpp::
     valid_ptr = &valid_data;
   }
   const SgdOptions opt = options_from_list(options);
-  SgdProgressMonitor monitor(options.containsElementNamed("progress") ? SEXP(options["progress"])
-                                                                       : R_NilValue);
+  SgdProgressMonitor monitor(nullable(options, "progress"));
   SgdResult res;
   try {
     res = sgd_train(train, valid_ptr, opt, monitor);
