@@ -20,8 +20,8 @@
 #' @param lambda Candidate penalties.
 #' @param s Candidate ramp parameters (ignored for other losses).
 #' @param folds Number of folds.
-#' @param ... Further arguments of [sgd_robust()] (e.g. `method`, `epochs`,
-#'   `eta`). The formula method passes them, with the grid, to the default
+#' @param ... Further arguments of [sgd_robust()] (e.g. `epochs`, or
+#'   `control = sgd_robust_control(method = "asgd")`). The formula method passes them, with the grid, to the default
 #'   method.
 #' @return An object of class `cv_sgd_robust` (and `noisylabels_cv`, see
 #'   [cv-methods]): `results` (data frame of

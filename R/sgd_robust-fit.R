@@ -152,25 +152,6 @@ sgd_core_init <- function(res, d, bias, n_models) {
   as.double(W)
 }
 
-# Per-epoch progress: a cli progress bar over the epochs, shown when
-# `show` (verbose or interactive) and, by cli's rule
-# (option cli.progress_show_after, 2 s), only once the fit has run longer
-# than two seconds. Returns NULL (no bar) or a function(epoch, total).
-sgd_progress <- function(epochs, show) {
-  if (!show) return(NULL)
-  env <- environment()
-  id <- NULL
-  function(epoch, total) {
-    if (is.null(id)) {
-      id <<- cli::cli_progress_bar("SGD epochs", total = epochs, clear = TRUE, .envir = env)
-    }
-    # force: one update per epoch is rare enough not to need throttling
-    cli::cli_progress_update(id = id, set = epoch, force = TRUE, .envir = env)
-    if (epoch >= epochs) cli::cli_progress_done(id = id, .envir = env)
-    invisible(NULL)
-  }
-}
-
 # What the fit records besides the model: the settings as used and the
 # bookkeeping of the run.
 sgd_fit_record <- function(res, opts, cfg, inp, warm) {

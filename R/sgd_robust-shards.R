@@ -32,8 +32,8 @@ sgd_fit_shards <- function(inputs, sizes, opts, seed, epochs, n_models, d, valid
     copts$epochs <- 1L
     copts$t_init <- state$t
     copts$eta <- state$eta
-    copts$w_init <- state$w_init
-    copts$b_init <- state$b_init %||% numeric(0)
+    # `[<-` with a list keeps the keys when the state has no weights yet
+    copts[c("w_init", "b_init")] <- list(state$w_init, state$b_init %||% numeric(0))
     seeds <- vapply(seq_len(k), function(s) as.double(sgd_chunk_seed(seed, e, s)), 0)
     results <- future.apply::future_mapply(run, inputs, seeds, MoreArgs = list(copts = copts),
                                            SIMPLIFY = FALSE, future.seed = NULL,

@@ -35,8 +35,8 @@ sgd_fit_chunks <- function(src, opts, seed, epochs, n_models, d, valid = NULL,
       copts$seed <- as.double(sgd_chunk_seed(seed, e, index))
       copts$t_init <- state$t
       copts$eta <- state$eta
-      copts$w_init <- state$w_init
-      copts$b_init <- state$b_init %||% numeric(0)
+      # `[<-` with a list keeps the keys when the state has no weights yet
+      copts[c("w_init", "b_init")] <- list(state$w_init, state$b_init %||% numeric(0))
       res <- call_core(.sgd_fit(sgd_spec(train), NULL, copts))
       if (is.na(objective_start)) objective_start <<- res$objective_start
       state$w_init <<- sgd_core_init(res, d, opts$bias, n_models)

@@ -173,26 +173,13 @@
 #' @param data A data frame for the formula method.
 #' @param loss One of `"smooth_ramp"`, `"gompertz"`, `"hinge"`, `"logistic"`,
 #'   `"ramp"`.
-#' @param method `"sgd"` (Algorithm 1), `"asgd"` or `"pegasos"`.
 #' @param lambda L2 penalty \eqn{\lambda \ge 0}.
 #' @param s Ramp parameter (loss bound 1 - s) for `"ramp"` and
 #'   `"smooth_ramp"`.
 #' @param alpha,beta Smooth-ramp shape; `NULL` takes the published or refitted
 #'   values for `s` (see [smooth_ramp_params()]).
 #' @param c Reversed-Gompertz steepness.
-#' @param eta Constant step (`"sgd"`) or \eqn{\eta_0} (`"asgd"`); `NULL` =
-#'   chosen automatically (see Algorithm). Ignored by Pegasos.
 #' @param epochs Number of passes over the data (15 as in the paper).
-#' @param option `"B"` (epoch average, the default) or `"A"` (last iterate),
-#'   for `method = "sgd"`. The paper says option A is the usual choice; with
-#'   the automatic step, B had the lower mean test error in 23 of 30 settings
-#'   of `inst/experiments/sgd_robust/defaults.R` (a7a and ijcnn1; 0, 20 and
-#'   40 % flipped labels; five losses; 3 repetitions each), A in 1, and 6 were
-#'   ties (both the constant classifier): with a constant step the last
-#'   iterate follows the last, often mislabelled, examples.
-#' @param bias `"feature"`, `"separate"` or `"none"`.
-#' @param bias_step For `bias = "separate"`: the bias step as a fraction of
-#'   the weight step (Bottou's svmsgd uses 0.01).
 #' @param standardize Standardise the columns of `x` in memory before
 #'   training, as [gpc_ep()] and [gpr_pursuit()] do: a dense `x` is centred on
 #'   its column means and divided by its column sds (a constant column is only
@@ -219,11 +206,6 @@
 #' @param multiclass `"auto"` (binary for two classes, one-vs-rest for more),
 #'   `"ovr"` (one-vs-rest also for two classes) or `"multinomial"` (softmax
 #'   regression; logistic loss only). See Multiclass.
-#' @param warm_start `"auto"` (one hinge epoch first for the bounded losses
-#'   when `init` is not given), `"hinge"` (always) or `"none"`.
-#' @param step_guard Relative objective increase over an epoch above which
-#'   the epoch is undone and `eta` halved (see Algorithm); 0 or `Inf`
-#'   switches the guard off. Ignored by Pegasos.
 #' @param chunk_rows Train in chunks of this many rows (see Out of core);
 #'   for files the default is 100000.
 #' @param n_features For LIBSVM files: the number of columns (default: the
@@ -233,32 +215,28 @@
 #'   \|w\|^2 + \lambda\rho\|w\|_1}, \eqn{\rho} = `l1_ratio`). The L1 part
 #'   never includes the bias. See Penalties.
 #' @param l1_ratio The L1 share \eqn{\rho} of the elastic net.
-#' @param validation_fraction,n_iter_no_change Early stopping: hold out this
-#'   fraction of the rows (default 0.1 when only `n_iter_no_change` is given;
-#'   or use `x_valid`/`y_valid`) and stop when the validation error has not
-#'   improved for `n_iter_no_change` epochs (default 5); the model of the
-#'   epoch with the lowest validation error is returned. See Early stopping.
 #' @param shards Train `shards` copies on disjoint parts of the rows under
 #'   the current [future::plan()], mixing their parameters after every epoch
 #'   (see Across workers). With more shards than chunks of a file, the
 #'   chunks are made smaller so that every shard gets rows; shards beyond the
 #'   number of rows get none. The rows each shard trained on are
 #'   `fit$shard_rows`.
-#' @param verbose Show a cli progress bar over the epochs also in
-#'   non-interactive sessions (interactive sessions always get one); as for
-#'   every cli bar it appears only once the fit has run for two seconds
-#'   (option `cli.progress_show_after`).
+#' @param verbose Progress bar over the epochs: `TRUE`, `FALSE`, or `NULL`
+#'   (default: the option `noisylabels.progress` if set, else only in
+#'   interactive sessions), as for every fit of the package; as for every cli
+#'   bar it appears only once the fit has run for two seconds (option
+#'   `cli.progress_show_after`).
+#' @param threads Cores the fit may use (default
+#'   `getOption("noisylabels.threads", 1)`). The SGD passes are sequential,
+#'   so it sets only the BLAS of the evaluation steps; the fit does not
+#'   depend on it. See "Threads" in [noisylabels-package].
+#' @param control Tuning of the solver: [sgd_robust_control()] (the step,
+#'   averaging, bias, warm start, step guard, early stopping). Passing those
+#'   settings as arguments of `sgd_robust()` still works but is deprecated.
 #' @param x_valid,y_valid Optional validation data; the per-epoch error on
 #'   them is traced.
-#' @param tol Relative objective change over the last epoch below which the
-#'   fit counts as converged.
-#' @param eta_sample Rows used by the automatic step search.
 #' @param seed Integer seed of the shuffles; `NULL` draws one from R's RNG, so
 #'   [set.seed()] reproduces a fit exactly.
-#' @param record_iterates Store every iterate (`fit$iterates`, a matrix with
-#'   one column per step: the weights including the bias feature, then the
-#'   separate bias) and the rows visited (`fit$visit_order`); for tests on tiny
-#'   data only. It runs Algorithm 1 as written: no warm start, no step guard.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `sgd_robust`: a list with `coefficients`
 #'   (bias first, named `(Intercept)`), `weights`, `bias`, `loss` (name and
@@ -308,45 +286,44 @@ sgd_robust.default <- function(x, y = NULL,
                                loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
                                method = c("sgd", "asgd", "pegasos"),
                                lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
-                               eta = NULL, epochs = 15L, option = c("B", "A"),
-                               bias = c("feature", "separate", "none"), bias_step = 0.01,
-                               standardize = TRUE, init = NULL,
+                               epochs = 15L, standardize = TRUE, init = NULL,
                                weights = NULL, class_weight = NULL,
                                multiclass = c("auto", "ovr", "multinomial"),
-                               warm_start = c("auto", "hinge", "none"), step_guard = 0.25,
                                chunk_rows = NULL, n_features = NULL,
                                penalty = c("l2", "l1", "elasticnet"), l1_ratio = 0.15,
-                               validation_fraction = NULL, n_iter_no_change = NULL,
-                               shards = 1L, verbose = FALSE,
-                               x_valid = NULL, y_valid = NULL, tol = 1e-2, eta_sample = 1000L,
-                               seed = NULL, record_iterates = FALSE, ...) {
+                               shards = 1L, x_valid = NULL, y_valid = NULL, seed = NULL,
+                               threads = getOption("noisylabels.threads", 1L), verbose = NULL,
+                               control = sgd_robust_control(), ...) {
   call <- match.call()
   # checked first: a function given as `c` would be called by every c() here
   if (!is.numeric(c) || length(c) != 1L || is.na(c) || !is.finite(c)) {
     abort_input("{.arg c} must be a single finite number (the Gompertz loss parameter).")
   }
-  if ("center" %in% ...names()) {
-    dots <- list(...)
+  dots <- list(...)
+  if ("center" %in% names(dots)) {
     standardize <- renamed_arg(dots, "center", "standardize", standardize, missing(standardize))
     dots$center <- NULL
-    do.call(check_dots_empty, c(list("sgd_robust"), dots))
-  } else {
-    check_dots_empty("sgd_robust", ...)
   }
+  ctl <- sgd_control_from_dots(control, dots, call = call)
+  control <- ctl$control
+  do.call(check_dots_empty, c(list("sgd_robust"), ctl$dots))
+  threads <- check_threads(threads)
+  verbose <- progress_enabled(verbose)
   loss <- match_arg(loss)
-  method <- match_arg(method)
-  option <- match_arg(option)
-  bias <- match_arg(bias)
   multiclass <- match_arg(multiclass)
-  warm_start <- match_arg(warm_start)
   penalty <- match_arg(penalty)
-  cfg <- sgd_settings(loss = loss, method = method, option = option, bias = bias,
-                      multiclass = multiclass, warm_start = warm_start,
+  cfg <- sgd_settings(loss = loss, method = control$method, option = control$option,
+                      bias = control$bias, multiclass = multiclass,
+                      warm_start = control$warm_start,
                       penalty = penalty, lambda = lambda, l1_ratio = l1_ratio,
-                      s = s, alpha = alpha, beta = beta, c = c, eta = eta, epochs = epochs,
-                      tol = tol, bias_step = bias_step, step_guard = step_guard,
-                      eta_sample = eta_sample, record_iterates = record_iterates,
+                      s = s, alpha = alpha, beta = beta, c = c, eta = control$eta, epochs = epochs,
+                      tol = control$tol, bias_step = control$bias_step,
+                      step_guard = control$step_guard, eta_sample = control$eta_sample,
+                      record_iterates = control$record_iterates,
                       standardize = standardize, verbose = verbose)
+  cfg$threads <- threads
+  validation_fraction <- control$validation_fraction
+  n_iter_no_change <- control$n_iter_no_change
   inp <- sgd_input(x, y, weights, x_valid, y_valid, chunk_rows, n_features, cfg)
   cfg$shards <- sgd_check_shards(shards, inp, cfg, validation_fraction, n_iter_no_change)
   cfg$seed <- check_count(seed %||% draw_seed(), "seed", lower = 0)
@@ -370,7 +347,7 @@ sgd_robust.default <- function(x, y = NULL,
 # sgd_eta_data()), and checked against the shrink step's limit.
 sgd_initial_eta <- function(opts, cfg, train, lab, call = parent.frame()) {
   if (is.null(cfg$eta) && cfg$method != "pegasos") {
-    return(call_core(.sgd_choose_eta(sgd_spec(sgd_eta_data(train, lab)), opts, cfg$eta_sample), call = call))
+    return(call_core(.sgd_choose_eta(sgd_spec(sgd_eta_data(train, lab)), opts, cfg$eta_sample), call = call, threads = cfg$threads))
   }
   if (cfg$method == "sgd" && opts$eta * cfg$lambda_l2 >= 1) {
     abort_input(c("{.arg eta} * {.arg lambda} = {format(opts$eta * cfg$lambda)} must be < 1.",
@@ -413,7 +390,7 @@ sgd_starting_point <- function(opts, cfg, init, warm, train, inp, call = parent.
   wopts$multinomial <- FALSE
   wopts$early_stop_patience <- 0L
   wopts$seed <- as.double((cfg$seed + 7919L) %% .Machine$integer.max)
-  wres <- call_core(.sgd_fit(sgd_spec(train), NULL, wopts), call = call)
+  wres <- call_core(.sgd_fit(sgd_spec(train), NULL, wopts), call = call, threads = cfg$threads)
   opts$eta <- wres$eta_final
   opts$w_init <- sgd_core_init(wres, train$d, cfg$bias, n_models)
   opts$b_init <- if (cfg$bias == "separate") wres$biases else numeric(0)
@@ -425,7 +402,7 @@ sgd_starting_point <- function(opts, cfg, init, warm, train, inp, call = parent.
 # sgd_build_fit() reads them.
 sgd_run <- function(src, train, opts, cfg, inp, call = parent.frame()) {
   n_models <- inp$n_models
-  progress <- sgd_progress(cfg$epochs, show = cfg$verbose || interactive())
+  progress <- progress_bar("SGD epochs", total = cfg$epochs, verbose = cfg$verbose)
   valid_eval <- if (!is.null(inp$valid)) function(res) sgd_res_error(res, inp$valid, n_models)
   if (cfg$shards > 1L) {
     k <- min(cfg$shards, inp$n_total)  # at most one shard per row
@@ -445,7 +422,7 @@ sgd_run <- function(src, train, opts, cfg, inp, call = parent.frame()) {
                           valid_eval = valid_eval, progress = progress)
   } else {
     opts["progress"] <- list(progress)  # keeps the key when NULL
-    res <- call_core(.sgd_fit(sgd_spec(train), sgd_spec(inp$valid), opts), call = call)
+    res <- call_core(.sgd_fit(sgd_spec(train), sgd_spec(inp$valid), opts), call = call, threads = cfg$threads)
     return(list(res = res, train = train))
   }
   train <- sgd_stream_margins(src, res, n_models, inp$lab$multi, inp$n_total, inp$d_total)

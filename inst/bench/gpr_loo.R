@@ -55,7 +55,8 @@ kr <- ns$kernel_resolve(gp_kernel("rbf", lengthscale = 0.5, ard = TRUE), x)
 sigma <- rep(0.01, n)
 opt <- list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-8, damping = 0.8,
             max_sweeps = 200L, max_outer = 30L, max_hyper_iter = 50L, tol_sweep = 1e-10,
-            tol_outer = 1e-8, learn_hyper = TRUE, jitter = 1e-8, backend = "lapack")
+            tol_outer = 1e-8, learn_hyper = TRUE, jitter = 1e-8, backend = "lapack",
+            neighbors = NULL, threads = 1L, screen_rounds = 1L, screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
 C <- kernel_matrix(kr, x) + diag(sigma)
 # Three interleaved rounds, best of 5 each, as elapsed and as CPU time of the
 # R process (user + system; the steadier figure when the machine is shared).

@@ -257,12 +257,12 @@ fuzz_fits <- function(d) {
     gpr_baseline = q(gpr_baseline(d$x, d$y)),
     gpc_ep = q(gpc_ep(y = d$cls, x = d$x, learn_kernel = FALSE)),
     gpc_ep_ovr = q(gpc_ep(d$x, d$cls3, multiclass = "ovr", learn_kernel = FALSE)),
-    sgd_robust = q(sgd_robust(d$x, d$cls, epochs = 2, eta = 0.1)),
+    sgd_robust = q(sgd_robust(d$x, d$cls, epochs = 2, control = sgd_robust_control(eta = 0.1))),
     label_dist_vb = q(label_dist_vb(d$sim$x, d$sim$groups, d$sim$label_dist, max_iter = 20)),
     label_dist_baseline = q(label_dist_baseline(d$sim$x, d$sim$groups, d$sim$label_dist)),
     find_label_issues = q(find_label_issues(labels = d$cls, pred_probs = d$p)),
     cv_sgd_robust = q(cv_sgd_robust(d$x, d$cls, loss = "hinge", lambda = 1e-3, folds = 2,
-                                    epochs = 2, eta = 0.1)),
+                                    epochs = 2, control = sgd_robust_control(eta = 0.1))),
     cv_gpr_loo = q(cv_gpr_loo(d$x, d$y, lambda = 0, folds = 2))
   )
 }

@@ -4,7 +4,7 @@ cov_opts <- function(neighbors = NULL, threads = 1L) {
   list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-8, damping = 0.8,
        max_sweeps = 10L, max_outer = 3L, max_hyper_iter = 10L, tol_sweep = 1e-10,
        tol_outer = 1e-8, learn_hyper = TRUE, jitter = 0, backend = "lapack",
-       neighbors = neighbors, threads = threads)
+       neighbors = neighbors, threads = threads, screen_rounds = 1L, screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
 }
 
 cov_case <- function(n = 40, d = 2, seed = 1) {

@@ -102,7 +102,7 @@ test_that("the NLL gradient from an in-place inverse equals finite differences a
   o <- list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-10,
             damping = 0.8, max_sweeps = 200L, max_outer = 30L, max_hyper_iter = 50L,
             tol_sweep = 1e-10, tol_outer = 1e-8, learn_hyper = TRUE, jitter = 0,
-            backend = "lapack")
+            backend = "lapack", neighbors = NULL, threads = 1L, screen_rounds = 1L, screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
   J <- function(p) gauss_nll(noisylabels:::.kernel_gram(x, noisylabels:::kernel_spec(kr, p)) + diag(sigma), y)
   ng <- hook("gpr_loo_nll_grad", x, y, noisylabels:::kernel_spec(kr, p0), sigma, o, 1L)
   expect_equal(ng$objective, J(p0), tolerance = 1e-10)

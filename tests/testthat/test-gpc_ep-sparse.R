@@ -17,7 +17,7 @@ sparse_case <- function(n = 40, seed = 1) {
 tight_ep <- function(schedule = "sequential", clamp = FALSE) {
   list(max_sweeps = 1000L, min_sweeps = 2L, tol_logz = 1e-12, tol_site = 1e-10,
        damping = if (schedule == "parallel") 0.8 else 1, clamp = clamp, schedule = schedule,
-       block_size = 64L, refresh_every = 1L)
+       block_size = 64L, refresh_every = 1L, joint_epsilon = TRUE)
 }
 
 test_that("sparse EP with Z = X equals dense EP (sites, log Z, gradient) to 1e-6", {

@@ -4,7 +4,8 @@
 
 ns <- asNamespace("noisylabels")
 ep_tight <- list(max_sweeps = 1000L, min_sweeps = 2L, tol_logz = 1e-13, tol_site = 1e-11,
-                 damping = 1, clamp = FALSE)
+                 damping = 1, clamp = FALSE, schedule = "sequential", block_size = 64L,
+                 refresh_every = 1L, joint_epsilon = TRUE)
 
 # Two-class data in 2-D with a linear boundary; `flips` labels well inside
 # their class region (1 < |x1 + x2| < 2.5) are flipped.

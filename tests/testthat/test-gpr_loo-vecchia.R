@@ -28,7 +28,7 @@ sigma_fit <- function(cc, neighbors = NULL, sigma0 = 0.05, ...) {
   o <- list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-8,
             damping = 0.8, max_sweeps = 2000L, max_outer = 1L, max_hyper_iter = 1L,
             tol_sweep = 1e-13, tol_outer = 1e-8, learn_hyper = FALSE, jitter = 0,
-            backend = "lapack", neighbors = neighbors, threads = 1L)
+            backend = "lapack", neighbors = neighbors, threads = 1L, screen_rounds = 1L, screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
   o <- utils::modifyList(o, list(...))
   fit <- .gpr_loo_fit(cc$x, cc$y, cc$spec, matrix(sigma0, n, 1), rbind(cc$log_par),
                       cc$log_par, cc$log_par, o)

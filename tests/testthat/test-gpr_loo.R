@@ -2,7 +2,7 @@ opts <- function(...) {
   o <- list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-10,
             damping = 0.8, max_sweeps = 200L, max_outer = 30L, max_hyper_iter = 50L,
             tol_sweep = 1e-10, tol_outer = 1e-8, learn_hyper = TRUE, jitter = 0,
-            backend = "lapack")
+            backend = "lapack", neighbors = NULL, threads = 1L, screen_rounds = 1L, screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
   utils::modifyList(o, list(...))
 }
 

@@ -33,7 +33,7 @@ test_that("an interrupted fit signals R's interrupt condition and the session go
   skip_on_os("windows")
   skip_if_not_installed("processx")
   out <- interrupt_child(
-    "sgd_robust(x, y, epochs = 100000, tol = 0)",
+    "sgd_robust(x, y, epochs = 100000, control = sgd_robust_control(tol = 0))",
     "set.seed(1); x <- matrix(rnorm(2e4 * 20), 2e4); y <- factor(x[, 1] > 0)")
   expect_match(out, "result: interrupted")
   expect_match(out, "alive 55")
@@ -91,7 +91,7 @@ test_that("a time limit during a fit is R's error, catchable, and the session go
   cases <- list(
     c("sgd_robust(x, y, epochs = 1e9)",
       "set.seed(1); x <- matrix(rnorm(2000 * 5), 2000); y <- factor(x[, 1] > 0)"),
-    c("sgd_robust(x, y, epochs = 1e9, tol = 0)",
+    c("sgd_robust(x, y, epochs = 1e9, control = sgd_robust_control(tol = 0))",
       "set.seed(1); x <- matrix(rnorm(2000 * 5), 2000); y <- factor(x[, 1] > 0)"),
     c("label_dist_vb(s$x, s$groups, s$label_dist, restarts = 1e9)",
       "set.seed(1); s <- sim_label_dist(M = 3, U = 60, N = 200, group_size = 10, D = 4)"),

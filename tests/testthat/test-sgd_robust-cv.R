@@ -2,7 +2,7 @@ test_that("cross-validation picks lambda and s from the grid and refits", {
   dat <- sgd_toy(n = 150, d = 2, flip = 0.1)
   set.seed(1)
   cv <- cv_sgd_robust(dat$x, dat$y, loss = "smooth_ramp", lambda = c(1e-4, 1e-1), s = c(-1, -2),
-                      folds = 3, epochs = 3, tol = 0.05)
+                      folds = 3, epochs = 3, control = sgd_robust_control(tol = 0.05))
   expect_equal(nrow(cv$results), 4)
   best <- cv$results[cv$results$lambda == cv$best$lambda & cv$results$s == cv$best$s, ]
   expect_equal(best$mean_error, min(cv$results$mean_error))
@@ -48,8 +48,8 @@ test_that("cross-validation through a formula matches the matrix interface", {
 test_that("autoplot() of cv_sgd_robust() draws one CV curve per s with the choice circled", {
   skip_if_not_installed("ggplot2")
   dat <- sgd_toy(n = 90, d = 3, flip = 0.1)
-  cv <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, folds = 3, lambda = c(1e-4, 1e-2), eta = 0.1,
-                                       seed = 2))
+  cv <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, folds = 3, lambda = c(1e-4, 1e-2),
+                                       seed = 2, control = sgd_robust_control(eta = 0.1)))
   p <- ggplot2::autoplot(cv)
   b <- ggplot2::ggplot_build(p)
   expect_equal(sort(b$data[[3]]$y), sort(cv$results$mean_error))
@@ -79,7 +79,7 @@ test_that("cv_sgd_robust(weights = ) gives each fold the weights of its rows", {
   w <- rep(c(0.5, 1, 2), 30)
   set.seed(9)
   cv <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, folds = 3,
-                                       epochs = 2, eta = 0.1, weights = w))
+                                       epochs = 2, weights = w, control = sgd_robust_control(eta = 0.1)))
   # the same folds and fold seeds by hand
   set.seed(9)
   fold_id <- sample(rep_len(1:3, 90))
@@ -89,7 +89,7 @@ test_that("cv_sgd_robust(weights = ) gives each fold the weights of its rows", {
     test <- fold_id == k
     # cv_sgd_robust() fits with sgd_robust()'s own default (standardize = TRUE)
     fit <- suppressWarnings(noisylabels::sgd_robust(dat$x[!test, ], dat$y[!test], loss = "hinge", lambda = 1e-3,
-                                       epochs = 2, eta = 0.1, seed = seeds[k], weights = w[!test]))
+                                       epochs = 2, seed = seeds[k], weights = w[!test], control = sgd_robust_control(eta = 0.1)))
     stats::weighted.mean(predict(fit, dat$x[test, ]) != dat$y[test], w[test])
   }, 0)
   expect_equal(cv$results$mean_error, mean(errs))
@@ -97,10 +97,10 @@ test_that("cv_sgd_robust(weights = ) gives each fold the weights of its rows", {
   # weights of 1 are no weights
   set.seed(9)
   ones <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, folds = 3,
-                                         epochs = 2, eta = 0.1, weights = rep(1, 90)))
+                                         epochs = 2, weights = rep(1, 90), control = sgd_robust_control(eta = 0.1)))
   set.seed(9)
   none <- suppressWarnings(cv_sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, folds = 3,
-                                         epochs = 2, eta = 0.1))
+                                         epochs = 2, control = sgd_robust_control(eta = 0.1)))
   expect_equal(ones$results, none$results)
   expect_error(cv_sgd_robust(dat$x, dat$y, weights = 1:3), class = "noisylabels_error_weights")
 })

@@ -15,10 +15,10 @@ test_that("one-vs-rest with K = 2 equals the binary fit (every loss, dense and s
   for (loss in c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp")) {
     for (option in c("A", "B")) {
       bin <- suppressMessages(suppressWarnings(
-        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, option = option, seed = 9)))
+        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, seed = 9, control = sgd_robust_control(option = option))))
       ovr <- suppressMessages(suppressWarnings(
-        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, option = option, seed = 9,
-                   multiclass = "ovr")))
+        sgd_robust(dat$x, yf, loss = loss, lambda = 1e-3, seed = 9,
+                   multiclass = "ovr", control = sgd_robust_control(option = option))))
       lab <- paste(loss, option)
       expect_equal(ovr$multiclass, "ovr")
       expect_identical(unname(ovr$weights[, "pos"]), unname(bin$weights), label = lab)
@@ -72,8 +72,8 @@ test_that("multiclass fits predict classes, probabilities and flag flipped label
   }
   # multinomial objective: the softmax cross-entropy of the reported model
   fit <- suppressMessages(suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic",
-                                                      lambda = 1e-3, seed = 1, option = "A",
-                                                      multiclass = "multinomial")))
+                                                      lambda = 1e-3, seed = 1,
+                                                      multiclass = "multinomial", control = sgd_robust_control(option = "A"))))
   f <- cbind(1, dat$x) %*% coef(fit)
   ce <- mean(log(rowSums(exp(f))) - f[cbind(1:400, as.integer(dat$y))])
   expect_equal(fit$trace$objective[fit$iterations], ce + 1e-3 / 2 * sum(fit$weights^2 + 0) +
@@ -101,24 +101,21 @@ test_that("weights of 2 equal duplicated rows: same objective, same expected ste
   for (loss in c("smooth_ramp", "logistic", "gompertz")) {
     # the objective at the starting point is that of the duplicated data
     a <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, weights = w, init = w0,
-                                     lambda = 0.01, eta = 1e-9, epochs = 1, seed = 5))
-    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0.01,
-                                     eta = 1e-9, epochs = 1, seed = 5))
+                                     lambda = 0.01, epochs = 1, seed = 5, control = sgd_robust_control(eta = 1e-9)))
+    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0.01, epochs = 1, seed = 5, control = sgd_robust_control(eta = 1e-9)))
     expect_equal(a$objective_start, b$objective_start, tolerance = 1e-14)
     # to first order in eta an epoch moves w by eta times the summed gradient:
     # per step the weighted and the duplicated epochs agree
     a <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, weights = w, init = w0,
-                                     lambda = 0, eta = 1e-7, epochs = 1, option = "A",
-                                     warm_start = "none", seed = 5))
-    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0, eta = 1e-7,
-                                     epochs = 1, option = "A", warm_start = "none", seed = 5))
+                                     lambda = 0, epochs = 1, seed = 5, control = sgd_robust_control(eta = 1e-7, option = "A", warm_start = "none")))
+    b <- suppressWarnings(sgd_robust(xd, yd, loss = loss, init = w0, lambda = 0,
+                                     epochs = 1, seed = 5, control = sgd_robust_control(eta = 1e-7, option = "A", warm_start = "none")))
     step_a <- (coef(a) - w0) / 40
     step_b <- (coef(b) - w0) / 45
     expect_equal(unname(step_a), unname(step_b), tolerance = 1e-5)
     # and unweighted differs
-    u <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, init = w0, lambda = 0,
-                                     eta = 1e-7, epochs = 1, option = "A", warm_start = "none",
-                                     seed = 5))
+    u <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, init = w0, lambda = 0, epochs = 1,
+                                     seed = 5, control = sgd_robust_control(eta = 1e-7, option = "A", warm_start = "none")))
     expect_gt(max(abs((coef(u) - w0) / 40 - step_b)), 1e-3 * max(abs(step_b)))
   }
   # equal weights are no weights (bitwise)

@@ -60,20 +60,20 @@ test_that("smooth_ramp_params returns the published tuples and refits others", {
 
 test_that("loss parameters given for a loss that does not use them are a classed warning naming them", {
   dat <- sgd_toy(n = 40)
-  expect_warning(sgd_robust(dat$x, dat$y, loss = "hinge", s = -2, epochs = 1, eta = 0.1, tol = 1),
+  expect_warning(sgd_robust(dat$x, dat$y, loss = "hinge", s = -2, epochs = 1, control = sgd_robust_control(eta = 0.1, tol = 1)),
                  class = "noisylabels_warning_unused_argument", regexp = "`s`")
-  expect_warning(sgd_robust(dat$x, dat$y, loss = "logistic", c = 3, epochs = 1, eta = 0.1, tol = 1),
+  expect_warning(sgd_robust(dat$x, dat$y, loss = "logistic", c = 3, epochs = 1, control = sgd_robust_control(eta = 0.1, tol = 1)),
                  class = "noisylabels_warning_unused_argument", regexp = "`c`")
-  expect_warning(sgd_robust(dat$x, dat$y, loss = "ramp", alpha = 1, epochs = 1, eta = 0.1, tol = 1),
+  expect_warning(sgd_robust(dat$x, dat$y, loss = "ramp", alpha = 1, epochs = 1, control = sgd_robust_control(eta = 0.1, tol = 1)),
                  class = "noisylabels_warning_unused_argument", regexp = "`alpha`")
   expect_warning(cv_sgd_robust(dat$x, dat$y, loss = "hinge", s = -2, lambda = 1e-3, folds = 2,
-                               epochs = 1, eta = 0.1, tol = 1),
+                               epochs = 1, control = sgd_robust_control(eta = 0.1, tol = 1)),
                  class = "noisylabels_warning_unused_argument")
   # parameters the loss reads, or left at their defaults: no such warning
   expect_no_warning(
-    withCallingHandlers(sgd_robust(dat$x, dat$y, loss = "gompertz", c = 3, epochs = 1, eta = 0.1, tol = 1),
+    withCallingHandlers(sgd_robust(dat$x, dat$y, loss = "gompertz", c = 3, epochs = 1, control = sgd_robust_control(eta = 0.1, tol = 1)),
                         noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning")))
   expect_no_warning(
-    withCallingHandlers(sgd_robust(dat$x, dat$y, loss = "hinge", s = -1, c = 2, epochs = 1, eta = 0.1, tol = 1),
+    withCallingHandlers(sgd_robust(dat$x, dat$y, loss = "hinge", s = -1, c = 2, epochs = 1, control = sgd_robust_control(eta = 0.1, tol = 1)),
                         noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning")))
 })

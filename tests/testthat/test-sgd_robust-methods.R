@@ -20,8 +20,8 @@ test_that("methods return the documented shapes", {
 
 test_that("print and summary output are stable", {
   dat <- sgd_toy(n = 60, d = 2)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 1e-2, eta = 0.05,
-                                     epochs = 3, option = "A", seed = 1))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 1e-2,
+                                     epochs = 3, seed = 1, control = sgd_robust_control(eta = 0.05, option = "A")))
   expect_snapshot(print(fit))
   expect_snapshot(print(summary(fit)))
 })

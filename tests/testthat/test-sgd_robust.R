@@ -2,9 +2,8 @@ test_that("every iterate equals a plain-R replay of the update (all losses, bias
   dat <- sgd_toy(n = 25, d = 3, flip = 0.2)
   for (loss in c("hinge", "logistic", "ramp", "smooth_ramp", "gompertz")) {
     for (bias in c("feature", "separate", "none")) for (option in c("A", "B")) {
-      fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, lambda = 0.05, eta = 0.3,
-                                         epochs = 3, bias = bias, option = option, seed = 11,
-                                         record_iterates = TRUE))
+      fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = loss, lambda = 0.05,
+                                         epochs = 3, seed = 11, control = sgd_robust_control(eta = 0.3, bias = bias, option = option, record_iterates = TRUE)))
       spec <- fit$loss
       deriv <- function(z) noisylabels:::.sgd_loss_eval(spec, z)$deriv
       ref <- ref_sgd_replay(dat$x, dat$y, fit, deriv)
@@ -16,15 +15,13 @@ test_that("every iterate equals a plain-R replay of the update (all losses, bias
     }
   }
   # a non-default bias step for the separate bias
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3,
-                                     epochs = 2, bias = "separate", bias_step = 0.7, seed = 3,
-                                     record_iterates = TRUE))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05,
+                                     epochs = 2, seed = 3, control = sgd_robust_control(eta = 0.3, bias = "separate", bias_step = 0.7, record_iterates = TRUE)))
   deriv <- function(z) noisylabels:::.sgd_loss_eval(fit$loss, z)$deriv
   expect_equal(fit$iterates, ref_sgd_replay(dat$x, dat$y, fit, deriv), tolerance = 1e-10)
   expect_false(isTRUE(all.equal(fit$bias, suppressWarnings(
-    sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3, epochs = 2,
-               bias = "separate", seed = 3))$bias)))
-  expect_error(sgd_robust(dat$x, dat$y, bias_step = 0), class = "noisylabels_error_input")
+    sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, epochs = 2, seed = 3, control = sgd_robust_control(eta = 0.3, bias = "separate")))$bias)))
+  expect_error(sgd_robust(dat$x, dat$y, control = sgd_robust_control(bias_step = 0)), class = "noisylabels_error_input")
 })
 
 test_that("lazy scaling survives many renormalisations", {
@@ -32,16 +29,14 @@ test_that("lazy scaling survives many renormalisations", {
   # eta * lambda = 0.5: a halves every step, renormalised every ~30 steps
   # (option A) or every 10 (averaging folds its running sum first)
   for (option in c("A", "B")) {
-    fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 1, eta = 0.5,
-                                       epochs = 4, seed = 3, option = option,
-                                       record_iterates = TRUE))
+    fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 1,
+                                       epochs = 4, seed = 3, control = sgd_robust_control(eta = 0.5, option = option, record_iterates = TRUE)))
     expect_gt(fit$renormalisations, if (option == "A") 2 else 10)
     ref <- ref_sgd_replay(dat$x, dat$y, fit, function(z) -1 / (1 + exp(z)))
     expect_equal(fit$iterates, ref, tolerance = 1e-12, label = option)
   }
   # ASGD's running average over epochs 2-4 under the same decay
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", method = "asgd", lambda = 1,
-                                     eta = 0.5, epochs = 4, seed = 3, record_iterates = TRUE))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 1, epochs = 4, seed = 3, control = sgd_robust_control(method = "asgd", eta = 0.5, record_iterates = TRUE)))
   ref <- ref_sgd_replay(dat$x, dat$y, fit, function(z) -1 / (1 + exp(z)))
   expect_equal(unname(fit$weights), rowMeans(ref[1:2, -(1:30)]), tolerance = 1e-12)
   expect_equal(fit$bias, mean(ref[3, -(1:30)]), tolerance = 1e-12)
@@ -49,8 +44,7 @@ test_that("lazy scaling survives many renormalisations", {
 
 test_that("option B returns the explicit average of the epoch's iterates", {
   dat <- sgd_toy(n = 20, d = 3, flip = 0.1)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "smooth_ramp", option = "B", lambda = 0.01,
-                                     eta = 0.2, epochs = 3, seed = 5, record_iterates = TRUE))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "smooth_ramp", lambda = 0.01, epochs = 3, seed = 5, control = sgd_robust_control(option = "B", eta = 0.2, record_iterates = TRUE)))
   it <- fit$iterates
   last_epoch <- it[, 41:60]
   avg <- rowMeans(last_epoch)
@@ -63,17 +57,16 @@ test_that("option B returns the explicit average of the epoch's iterates", {
 
 test_that("ASGD returns the average of the iterates after the first epoch; Pegasos projects", {
   dat <- sgd_toy(n = 20, d = 2, flip = 0.1)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, method = "asgd", loss = "logistic",
-                                     lambda = 0.01, eta = 0.5, epochs = 3, seed = 2,
-                                     record_iterates = TRUE))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic",
+                                     lambda = 0.01, epochs = 3, seed = 2, control = sgd_robust_control(method = "asgd", eta = 0.5, record_iterates = TRUE)))
   ref <- ref_sgd_replay(dat$x, dat$y, fit, function(z) -1 / (1 + exp(z)))
   expect_equal(fit$iterates, ref, tolerance = 1e-10)
   avg <- rowMeans(ref[, 21:60])
   expect_equal(unname(fit$weights), avg[1:2], tolerance = 1e-10)
   expect_equal(fit$bias, avg[3], tolerance = 1e-10)
 
-  peg <- suppressWarnings(sgd_robust(dat$x, dat$y, method = "pegasos", loss = "hinge",
-                                     lambda = 0.5, epochs = 2, seed = 2, record_iterates = TRUE))
+  peg <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge",
+                                     lambda = 0.5, epochs = 2, seed = 2, control = sgd_robust_control(method = "pegasos", record_iterates = TRUE)))
   ref <- ref_sgd_replay(dat$x, dat$y, peg, function(z) ifelse(z < 1, -1, 0))
   expect_equal(peg$iterates, ref, tolerance = 1e-10)
   expect_true(all(sqrt(colSums(peg$iterates[1:3, ]^2)) <= 1 / sqrt(0.5) + 1e-12))
@@ -85,10 +78,8 @@ test_that("sparse and dense input give the same weights for the same seed", {
   x[abs(x) < 0.8] <- 0
   xs <- Matrix::Matrix(x, sparse = TRUE)
   for (method in c("sgd", "asgd", "pegasos")) {
-    a <- suppressWarnings(sgd_robust(x, dat$y, method = method, loss = "gompertz", lambda = 1e-3, seed = 9,
-                                     option = "B"))
-    b <- suppressWarnings(sgd_robust(xs, dat$y, method = method, loss = "gompertz", lambda = 1e-3, seed = 9,
-                                     option = "B"))
+    a <- suppressWarnings(sgd_robust(x, dat$y, loss = "gompertz", lambda = 1e-3, seed = 9, control = sgd_robust_control(method = method, option = "B")))
+    b <- suppressWarnings(sgd_robust(xs, dat$y, loss = "gompertz", lambda = 1e-3, seed = 9, control = sgd_robust_control(method = method, option = "B")))
     expect_true(b$sparse)
     expect_equal(coef(a), coef(b), tolerance = 1e-12, label = method)
     expect_equal(a$trace, b$trace, tolerance = 1e-12)
@@ -124,8 +115,8 @@ test_that("sparse rows replay exactly with every bias mode, renormalised or not,
 
 test_that("with hinge loss and a tiny step the objective decreases every epoch", {
   dat <- sgd_toy(n = 300, d = 4)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, eta = 1e-4,
-                                     epochs = 12, seed = 1))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3,
+                                     epochs = 12, seed = 1, control = sgd_robust_control(eta = 1e-4)))
   expect_true(all(diff(fit$trace$objective) < 0))
   # the traced objective is the primal objective of the final weights
   w <- coef(fit)
@@ -137,7 +128,7 @@ test_that("with hinge loss and a tiny step the objective decreases every epoch",
 
 test_that("the fit reports epoch-loop and evaluation times separately", {
   dat <- sgd_toy(n = 50, d = 2)
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, eta = 0.1, epochs = 2, seed = 1))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, epochs = 2, seed = 1, control = sgd_robust_control(eta = 0.1)))
   for (nm in c("seconds", "cpu_seconds", "eval_seconds", "eval_cpu_seconds")) {
     expect_true(is.numeric(fit[[nm]]) && length(fit[[nm]]) == 1 && fit[[nm]] >= 0, label = nm)
   }
@@ -189,7 +180,7 @@ test_that("robust losses flag flipped labels: noise scores rank them first", {
 
 test_that("non-convergence warns with the number of epochs reached", {
   dat <- sgd_toy(n = 100, d = 3, flip = 0.3)
-  expect_warning(sgd_robust(dat$x, dat$y, loss = "hinge", eta = 1, epochs = 2, tol = 0, seed = 1),
+  expect_warning(sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 2, seed = 1, control = sgd_robust_control(eta = 1, tol = 0)),
                  class = "noisylabels_warning_convergence")
 })
 
@@ -212,18 +203,18 @@ test_that("bad input gives classed errors", {
                class = "noisylabels_error_unknown_class")
   expect_error(sgd_robust(x, y3, loss = "hinge", multiclass = "multinomial"),
                class = "noisylabels_error_input", regexp = "logistic")
-  expect_error(sgd_robust(x, y, step_guard = -1), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, control = sgd_robust_control(step_guard = -1)), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y[-1]), class = "noisylabels_error_input", regexp = "length")
   expect_error(sgd_robust(x, y, lambda = -1), class = "noisylabels_error_input", regexp = "lambda")
-  expect_error(sgd_robust(x, y, eta = 0), class = "noisylabels_error_input", regexp = "eta")
-  expect_error(sgd_robust(x, y, eta = -0.1), class = "noisylabels_error_input", regexp = "eta")
-  expect_error(sgd_robust(x, y, eta = Inf), class = "noisylabels_error_input", regexp = "eta")
-  expect_error(sgd_robust(x, y, eta = 1, lambda = 2), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, control = sgd_robust_control(eta = 0)), class = "noisylabels_error_input", regexp = "eta")
+  expect_error(sgd_robust(x, y, control = sgd_robust_control(eta = -0.1)), class = "noisylabels_error_input", regexp = "eta")
+  expect_error(sgd_robust(x, y, control = sgd_robust_control(eta = Inf)), class = "noisylabels_error_input", regexp = "eta")
+  expect_error(sgd_robust(x, y, lambda = 2, control = sgd_robust_control(eta = 1)), class = "noisylabels_error_input")
   expect_error(sgd_robust(Matrix::Matrix(0, 0, 3, sparse = TRUE), numeric(0)),
                class = "noisylabels_error_input", regexp = "empty sparse")
   expect_error(sgd_robust(Matrix::Matrix(0, 5, 3, sparse = TRUE), c(1, -1, 1, -1, 1)),
                class = "noisylabels_error_input", regexp = "empty sparse")
-  expect_error(sgd_robust(x, y, method = "pegasos", lambda = 0), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, lambda = 0, control = sgd_robust_control(method = "pegasos")), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, x_valid = x), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, lamda = 1), class = "noisylabels_error_input", regexp = "lamda")
   df <- data.frame(x, label = y); df$X1[4] <- NA
@@ -234,7 +225,7 @@ test_that("bad input gives classed errors", {
 test_that("a diverging run stops with an error suggesting a smaller eta", {
   dat <- sgd_toy(n = 50, d = 2)
   x <- dat$x * 1e200
-  expect_error(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e150),
+  expect_error(sgd_robust(x, dat$y, loss = "logistic", lambda = 0, control = sgd_robust_control(eta = 1e150)),
                class = "noisylabels_error_numeric", regexp = "smaller eta")
 })
 
@@ -243,13 +234,12 @@ test_that("standardize = TRUE is a fit on standardised columns reported on the o
   n <- 80
   x <- cbind(runif(n), 10 * runif(n), runif(n) + 5)
   y <- ifelse(x[, 1] - x[, 2] / 10 + 0.1 * rnorm(n) > 0.3, 1, -1)
-  fit <- suppressWarnings(noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
-                                     epochs = 4, seed = 9))
+  fit <- suppressWarnings(noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3,
+                                     epochs = 4, seed = 9, control = sgd_robust_control(eta = 0.2)))
   m <- colMeans(x)
   s <- apply(x, 2, sd)
   xs <- scale(x)
-  ref <- suppressWarnings(noisylabels::sgd_robust(xs, y, loss = "smooth_ramp", lambda = 1e-3,
-                                     eta = 0.2, epochs = 4, seed = 9, standardize = FALSE))
+  ref <- suppressWarnings(noisylabels::sgd_robust(xs, y, loss = "smooth_ramp", lambda = 1e-3, epochs = 4, seed = 9, standardize = FALSE, control = sgd_robust_control(eta = 0.2)))
   expect_equal(fit$centre, m)
   expect_equal(fit$scale, s)
   expect_equal(fit$weights, ref$weights / s, tolerance = 1e-12, ignore_attr = TRUE)
@@ -261,21 +251,21 @@ test_that("standardize = TRUE is a fit on standardised columns reported on the o
   expect_equal(fit$trace$objective, ref$trace$objective, tolerance = 1e-12)
   # a sparse x is only scaled (its zeros stay zero)
   xsp <- Matrix::Matrix(x * (x > 3), sparse = TRUE)
-  fsp <- suppressWarnings(noisylabels::sgd_robust(xsp, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2,
-                                     epochs = 4, seed = 9))
+  fsp <- suppressWarnings(noisylabels::sgd_robust(xsp, y, loss = "smooth_ramp", lambda = 1e-3,
+                                     epochs = 4, seed = 9, control = sgd_robust_control(eta = 0.2)))
   ssp <- apply(as.matrix(xsp), 2, sd)
   ssp[ssp == 0] <- 1
   expect_null(fsp$centre)
   expect_equal(fsp$scale, ssp, tolerance = 1e-12, ignore_attr = TRUE)
   rsp <- suppressWarnings(noisylabels::sgd_robust(sweep(as.matrix(xsp), 2, ssp, "/"), y, loss = "smooth_ramp",
-                                     lambda = 1e-3, eta = 0.2, epochs = 4, seed = 9, standardize = FALSE))
+                                     lambda = 1e-3, epochs = 4, seed = 9, standardize = FALSE, control = sgd_robust_control(eta = 0.2)))
   expect_equal(predict(fsp, xsp, type = "link"), predict(rsp, sweep(as.matrix(xsp), 2, ssp, "/"), type = "link"),
                tolerance = 1e-10, ignore_attr = TRUE)
   expect_error(noisylabels::sgd_robust(x, y, standardize = NA), class = "noisylabels_error_input")
   # center is the deprecated old name
   expect_warning(old <- withCallingHandlers(
-    noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, eta = 0.2, epochs = 4,
-                            seed = 9, center = FALSE),
+    noisylabels::sgd_robust(x, y, loss = "smooth_ramp", lambda = 1e-3, epochs = 4,
+                            seed = 9, center = FALSE, control = sgd_robust_control(eta = 0.2)),
     noisylabels_warning_convergence = function(w) invokeRestart("muffleWarning")),
     class = "noisylabels_warning_deprecated")
   expect_null(old$scale)
@@ -314,9 +304,9 @@ test_that("init starts the iterates at the given coefficients, in every bias mod
   dat <- sgd_toy(n = 25, d = 3, flip = 0.2)
   start <- c("(Intercept)" = 0.4, x1 = -0.3, x2 = 0.8, x3 = 0.1)
   for (bias in c("feature", "separate")) for (option in c("A", "B")) {
-    fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05, eta = 0.3,
-                                       epochs = 2, bias = bias, option = option, seed = 5,
-                                       init = start, record_iterates = TRUE))
+    fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "gompertz", lambda = 0.05,
+                                       epochs = 2, seed = 5,
+                                       init = start, control = sgd_robust_control(eta = 0.3, bias = bias, option = option, record_iterates = TRUE)))
     deriv <- function(z) noisylabels:::.sgd_loss_eval(fit$loss, z)$deriv
     w0 <- if (bias == "feature") c(start[-1], start[1]) else start[-1]
     b0 <- if (bias == "separate") start[[1]] else 0
@@ -324,9 +314,9 @@ test_that("init starts the iterates at the given coefficients, in every bias mod
     expect_equal(fit$iterates, ref, tolerance = 1e-10, label = paste(bias, option))
   }
   # the weights alone mean intercept 0; bias = "none" takes them as they are
-  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 0.05, eta = 0.3,
-                                     epochs = 1, bias = "none", seed = 5, option = "A",
-                                     init = start[-1], record_iterates = TRUE))
+  fit <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "logistic", lambda = 0.05,
+                                     epochs = 1, seed = 5,
+                                     init = start[-1], control = sgd_robust_control(eta = 0.3, bias = "none", option = "A", record_iterates = TRUE)))
   deriv <- function(z) noisylabels:::.sgd_loss_eval(fit$loss, z)$deriv
   expect_equal(fit$iterates, ref_sgd_replay(dat$x, dat$y, fit, deriv, w0 = unname(start[-1])),
                tolerance = 1e-10)
@@ -338,15 +328,15 @@ test_that("init is on the user's columns, also when the fit standardises them", 
   start <- c(0.7, -0.2, 0.5, 1.1)
   for (std in c(FALSE, TRUE)) for (bias in c("feature", "separate")) {
     # A negligible step: the fit must hand back (almost exactly) its start.
-    fit <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12,
-                                       epochs = 1, standardize = std, bias = bias, seed = 1,
-                                       init = start))
+    fit <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0,
+                                       epochs = 1, standardize = std, seed = 1,
+                                       init = start, control = sgd_robust_control(eta = 1e-12, bias = bias)))
     expect_equal(unname(coef(fit)), start, tolerance = 1e-9, label = paste(std, bias))
   }
   # a fitted model as the start: continuing from it
   a <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", epochs = 2, seed = 2))
-  b <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0, eta = 1e-12, epochs = 1,
-                                   seed = 3, init = a))
+  b <- suppressWarnings(noisylabels::sgd_robust(x, dat$y, loss = "logistic", lambda = 0, epochs = 1,
+                                   seed = 3, init = a, control = sgd_robust_control(eta = 1e-12)))
   expect_equal(coef(b), coef(a), tolerance = 1e-9)
 })
 
@@ -356,7 +346,7 @@ test_that("a malformed init is a classed error", {
                regexp = "init")
   expect_error(sgd_robust(dat$x, dat$y, init = c(0, 1, NA, 2)), class = "noisylabels_error_input")
   expect_error(sgd_robust(dat$x, dat$y, init = "zero"), class = "noisylabels_error_input")
-  expect_error(sgd_robust(dat$x, dat$y, bias = "none", init = c(1, 0, 0, 0)),
+  expect_error(sgd_robust(dat$x, dat$y, init = c(1, 0, 0, 0), control = sgd_robust_control(bias = "none")),
                class = "noisylabels_error_input", regexp = "intercept")
 })
 
@@ -364,17 +354,17 @@ test_that("epochs = 1 measures convergence against the starting point, never 'ch
   dat <- sgd_toy(n = 80, d = 2, flip = 0.1)
   msgs <- character()
   withCallingHandlers(
-    sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, eta = 0.1, epochs = 1, seed = 1),
+    sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, epochs = 1, seed = 1, control = sgd_robust_control(eta = 0.1)),
     warning = function(w) {
       msgs <<- c(msgs, conditionMessage(w))
       invokeRestart("muffleWarning")
     })
   expect_false(any(grepl("NA", msgs)))
   # from a converged fit, one more epoch changes the objective little: no warning at all
-  start <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, eta = 0.01,
-                                       epochs = 50, seed = 1))
-  fit <- expect_no_warning(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3, eta = 0.01,
-                                      epochs = 1, init = start, seed = 2))
+  start <- suppressWarnings(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3,
+                                       epochs = 50, seed = 1, control = sgd_robust_control(eta = 0.01)))
+  fit <- expect_no_warning(sgd_robust(dat$x, dat$y, loss = "hinge", lambda = 1e-3,
+                                      epochs = 1, init = start, seed = 2, control = sgd_robust_control(eta = 0.01)))
   expect_true(fit$converged)
   expect_true(is.finite(fit$rel_change))
   expect_equal(fit$rel_change, abs(fit$trace$objective[1] - fit$objective_start) /
@@ -424,8 +414,7 @@ test_that("the smooth ramp does not collapse to a constant classifier on ijcnn1"
 test_that("early stopping holds out rows, stops on a plateau and returns the best epoch", {
   dat <- sgd_toy(n = 300, d = 3, flip = 0.25)
   fit <- suppressMessages(suppressWarnings(sgd_robust(
-    dat$x, dat$y, loss = "hinge", lambda = 1e-4, eta = 0.5, option = "A", epochs = 60,
-    n_iter_no_change = 3, seed = 5)))
+    dat$x, dat$y, loss = "hinge", lambda = 1e-4, epochs = 60, seed = 5, control = sgd_robust_control(eta = 0.5, option = "A", n_iter_no_change = 3))))
   es <- fit$early_stopping
   hold <- es$validation_rows
   expect_length(hold, 30L)
@@ -445,18 +434,17 @@ test_that("early stopping holds out rows, stops on a plateau and returns the bes
   set.seed(99); r1 <- runif(1)
   set.seed(99)
   fit2 <- suppressMessages(suppressWarnings(sgd_robust(
-    dat$x, dat$y, loss = "hinge", lambda = 1e-4, eta = 0.5, option = "A", epochs = 60,
-    n_iter_no_change = 3, seed = 5)))
+    dat$x, dat$y, loss = "hinge", lambda = 1e-4, epochs = 60, seed = 5, control = sgd_robust_control(eta = 0.5, option = "A", n_iter_no_change = 3))))
   expect_equal(runif(1), r1)
   expect_identical(coef(fit2), coef(fit))
   # with x_valid the given rows are the validation data
   f3 <- suppressMessages(suppressWarnings(sgd_robust(
     dat$x[1:200, ], dat$y[1:200], x_valid = dat$x[201:300, ], y_valid = dat$y[201:300],
-    loss = "hinge", eta = 0.5, option = "A", epochs = 60, n_iter_no_change = 2, seed = 5)))
+    loss = "hinge", epochs = 60, seed = 5, control = sgd_robust_control(eta = 0.5, option = "A", n_iter_no_change = 2))))
   expect_equal(f3$n, 200L)
   expect_equal(mean(predict(f3, dat$x[201:300, ]) != dat$y[201:300]), min(f3$trace$valid_error))
-  expect_error(sgd_robust(dat$x, dat$y, validation_fraction = 1.5), class = "noisylabels_error_input")
-  expect_error(sgd_robust(dat$x, dat$y, n_iter_no_change = 2, chunk_rows = 50),
+  expect_error(sgd_robust(dat$x, dat$y, control = sgd_robust_control(validation_fraction = 1.5)), class = "noisylabels_error_input")
+  expect_error(sgd_robust(dat$x, dat$y, chunk_rows = 50, control = sgd_robust_control(n_iter_no_change = 2)),
                class = "noisylabels_error_input")
 })
 
@@ -467,11 +455,9 @@ test_that("the L1 penalty gives exact zeros, O(nnz) and dense = sparse", {
   y <- ifelse(2 * x[, 1] - 1.5 * x[, 2] + 0.2 * rnorm(n) > 0, 1, -1)
   for (option in c("A", "B")) for (method in c("sgd", "asgd")) {
     l1 <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "l1",
-                                                       lambda = 0.02, eta = 0.1, epochs = 10,
-                                                       option = option, method = method, seed = 2)))
+                                                       lambda = 0.02, epochs = 10, seed = 2, control = sgd_robust_control(eta = 0.1, option = option, method = method))))
     l2 <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "l2",
-                                                       lambda = 0.02, eta = 0.1, epochs = 10,
-                                                       option = option, method = method, seed = 2)))
+                                                       lambda = 0.02, epochs = 10, seed = 2, control = sgd_robust_control(eta = 0.1, option = option, method = method))))
     lab <- paste(option, method)
     expect_gte(sum(l1$weights[3:d] == 0), 6, label = lab)
     expect_true(all(l1$weights[1:2] != 0), label = lab)
@@ -481,8 +467,8 @@ test_that("the L1 penalty gives exact zeros, O(nnz) and dense = sparse", {
   }
   # objective = mean loss + lambda_l1 |w|_1 (option A: the reported model is the last iterate)
   en <- suppressMessages(suppressWarnings(sgd_robust(x, y, loss = "logistic", penalty = "elasticnet",
-                                                     l1_ratio = 0.5, lambda = 0.02, eta = 0.1,
-                                                     epochs = 4, option = "A", seed = 2)))
+                                                     l1_ratio = 0.5, lambda = 0.02,
+                                                     epochs = 4, seed = 2, control = sgd_robust_control(eta = 0.1, option = "A"))))
   z <- y * (x %*% en$weights + en$bias)
   ref <- mean(log1p(exp(-z))) + 0.01 / 2 * (sum(en$weights^2) + en$bias^2) + 0.01 * sum(abs(en$weights))
   expect_equal(en$trace$objective[4], ref, tolerance = 1e-10)
@@ -500,22 +486,21 @@ test_that("the L1 penalty gives exact zeros, O(nnz) and dense = sparse", {
                                                       lambda = 0.02, multiclass = mc, seed = 1)))
     expect_gte(sum(f$weights[3:6, ] == 0), 6)
   }
-  expect_error(sgd_robust(x, y, method = "pegasos", penalty = "l1"), class = "noisylabels_error_input")
+  expect_error(sgd_robust(x, y, penalty = "l1", control = sgd_robust_control(method = "pegasos")), class = "noisylabels_error_input")
   expect_error(sgd_robust(x, y, l1_ratio = 2, penalty = "elasticnet"), class = "noisylabels_error_input")
 })
 
 test_that("verbose = TRUE shows a cli progress bar over the epochs; silent otherwise", {
   dat <- sgd_toy(n = 500, d = 3)
   withr::local_options(cli.progress_show_after = 0)
-  out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 4, seed = 1, tol = 1,
-                                   verbose = TRUE), type = "message")
+  out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 4, seed = 1,
+                                   verbose = TRUE, control = sgd_robust_control(tol = 1)), type = "message")
   expect_true(any(grepl("SGD epochs", out)))
   expect_true(any(grepl("100%", out)))
-  out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 4, seed = 1,
-                                        tol = 1), type = "message")
+  out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 4, seed = 1, control = sgd_robust_control(tol = 1)), type = "message")
   expect_false(any(grepl("SGD epochs", out)))
   # chunked fits tick the same bar from R
   out <- capture.output(f <- sgd_robust(dat$x, dat$y, loss = "hinge", epochs = 3, seed = 1,
-                                   chunk_rows = 200, verbose = TRUE, tol = 1), type = "message")
+                                   chunk_rows = 200, verbose = TRUE, control = sgd_robust_control(tol = 1)), type = "message")
   expect_true(any(grepl("SGD epochs", out)))
 })

@@ -4,7 +4,7 @@ test_that("a foreign or modified fit is a classed error naming the part, a valid
   set.seed(2)
   x <- matrix(stats::runif(40), 20, 2)
   y <- factor(ifelse(x[, 1] > 0.5, "a", "b"))
-  fit <- suppressWarnings(sgd_robust(x, y, epochs = 2, eta = 0.1))
+  fit <- suppressWarnings(sgd_robust(x, y, epochs = 2, control = sgd_robust_control(eta = 0.1)))
   expect_silent(noisylabels:::check_fit(fit, "sgd_robust"))
   foreign <- structure(list(weights = 1), class = "sgd_robust")
   expect_error(predict(foreign, x), class = "noisylabels_error_object", regexp = "missing")
@@ -34,8 +34,7 @@ test_that("per-row parts must have one value per training row; cv objects check 
   two <- ovr
   two$fits <- two$fits[1:2]
   expect_error(predict(two, x), class = "noisylabels_error_object", regexp = "2 fits for 3 classes")
-  cv <- suppressWarnings(cv_sgd_robust(x, cls, loss = "hinge", lambda = 1e-3, folds = 2, epochs = 2,
-                                       eta = 0.1))
+  cv <- suppressWarnings(cv_sgd_robust(x, cls, loss = "hinge", lambda = 1e-3, folds = 2, epochs = 2, control = sgd_robust_control(eta = 0.1)))
   broken <- cv
   broken$fit$bias <- NULL
   expect_error(predict(broken, x), class = "noisylabels_error_object", regexp = "bias")

@@ -122,7 +122,8 @@ for (n in sizes) {
   # one sweep vs one Cholesky of K on the same matrix
   spec <- ns$kernel_spec(ns$kernel_resolve(k, x))
   K <- ns$.kernel_gram(x, spec)
-  ep <- list(max_sweeps = 1L, min_sweeps = 1L, tol_logz = 0, tol_site = 0, damping = 1, clamp = FALSE)
+  ep <- list(max_sweeps = 1L, min_sweeps = 1L, tol_logz = 0, tol_site = 0, damping = 1, clamp = FALSE,
+             schedule = "sequential", block_size = 64L, refresh_every = 1L, joint_epsilon = TRUE)
   extra <- 4L
   variants <- list(factor = c(ep, refresh_every = 0L), exact = c(ep, refresh_every = 1L),
                    parallel = modifyList(ep, list(schedule = "parallel", damping = 0.8)))

@@ -32,7 +32,8 @@ for (m in c(5, 10, 20, 40)) {
   nn <- ns$vecchia_setup(x, kernel, m)$neighbors
   opts <- list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-8, damping = 0.8,
                max_sweeps = 1L, max_outer = 1L, max_hyper_iter = 1L, tol_sweep = 1e-10, tol_outer = 1e-8,
-               learn_hyper = FALSE, jitter = 1e-8, backend = "lapack", neighbors = nn, threads = 1L)
+               learn_hyper = FALSE, jitter = 1e-8, backend = "lapack", neighbors = nn, threads = 1L,
+               screen_rounds = 1L, screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
   s_opt <- fitv$noise_var / stats::sd(y)^2
   j_opt <- ns$.hook("gpr_loo_eval", list(x, ys, spec, pmax(s_opt, 1e-8), opts))
   # Tang's update with the exact-GP formula on Q, from the approximate optimum.

@@ -36,7 +36,7 @@ noise <- rep(variance * nugget, n)
 opts <- list(noise = "uniform", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-8,
              damping = 0.8, max_sweeps = 10L, max_outer = 1L, max_hyper_iter = 1L, tol_sweep = 1e-10,
              tol_outer = 1e-8, learn_hyper = TRUE, jitter = 0, backend = "lapack",
-             neighbors = nn, threads = as.integer(threads))
+             neighbors = nn, threads = as.integer(threads), screen_rounds = 1L, screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
 ll_gpgp <- GpGp::vecchia_meanzero_loglik(covparms, "matern25_scaledim", y, locs, nn_gpgp)$loglik
 ours <- ns$.hook("gpr_loo_nll_grad", list(locs, y, spec, noise, opts, 1L))
 cat(sprintf("n = %d, d = %d, m = %d, threads = %d\n", n, d, m, threads))

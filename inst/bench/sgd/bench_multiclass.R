@@ -41,8 +41,7 @@ cat(sprintf("ours OvR smooth ramp: %.3f s/epoch (epoch loop, wall), %.3f s/epoch
 # option A (last iterate, no averaging: the same work per step as
 # scikit-learn's plain SGD), reported next to the default
 fit_a <- suppressMessages(suppressWarnings(
-  sgd_robust(x, factor(y), loss = "smooth_ramp", lambda = 1e-6, epochs = epochs, seed = 1,
-             option = "A")))
+  sgd_robust(x, factor(y), loss = "smooth_ramp", lambda = 1e-6, epochs = epochs, seed = 1, control = sgd_robust_control(option = "A"))))
 ours_a <- fit_a$seconds / fit_a$iterations
 ours_a_cpu <- fit_a$cpu_seconds / fit_a$iterations
 cat(sprintf("ours OvR smooth ramp, option A: %.3f s/epoch (epoch loop, wall), %.3f s/epoch CPU; training error %.4f\n",

@@ -32,8 +32,8 @@ epoch_report <- function(label, x, y, epochs = 5, reps = 5) {
   rows <- list()
   for (loss in c("hinge", "logistic", "ramp", "smooth_ramp", "gompertz")) for (opt in c("A", "B")) {
     per <- vapply(seq_len(reps), function(r) {
-      fit <- quiet(sgd_robust(x, y, loss = loss, lambda = 1e-6, eta = 0.01, epochs = epochs, option = opt,
-                              seed = r))
+      fit <- quiet(sgd_robust(x, y, loss = loss, lambda = 1e-6, epochs = epochs,
+                              seed = r, control = sgd_robust_control(eta = 0.01, option = opt)))
       f <- noisylabels:::.hook("sgd_floor_seconds", list(dat, 1L))
       c(cpu = fit$cpu_seconds / epochs, wall = fit$seconds / epochs, fcpu = f[["cpu"]], fwall = f[["wall"]])
     }, numeric(4))
@@ -77,8 +77,8 @@ race <- function(d) {
   cat(sprintf("%-8s LiblineaR primal (-s 2): %.3f s CPU, %.3f s wall (median of 3), test error %.4f\n",
               d$name, t_lib[2], t_lib[1], e_lib))
   for (loss in c("logistic", "smooth_ramp", "gompertz")) {
-    g <- system.time(fit <- quiet(sgd_robust(d$x, d$y, loss = loss, lambda = lambda, epochs = 15, seed = 1, option = "A",
-                                             x_valid = d$x_test, y_valid = d$y_test)))
+    g <- system.time(fit <- quiet(sgd_robust(d$x, d$y, loss = loss, lambda = lambda, epochs = 15, seed = 1,
+                                             x_valid = d$x_test, y_valid = d$y_test, control = sgd_robust_control(option = "A"))))
     t_all <- c(g[["elapsed"]], g[["user.self"]] + g[["sys.self"]])
     per_epoch <- c(fit$seconds, fit$cpu_seconds) / fit$iterations
     hit <- which(fit$trace$valid_error <= e_lib)[1]
@@ -131,8 +131,8 @@ sk_epoch <- function(d, label) {
   out <- strsplit(system2(python, pf, stdout = TRUE), " ")[[1]]
   sk <- as.numeric(out[2])
   ours <- min(vapply(1:3, function(r) {
-    fit <- quiet(sgd_robust(d$x, d$y, loss = "hinge", lambda = 1e-6, eta = 0.01, epochs = 5, option = "A",
-                            seed = r))
+    fit <- quiet(sgd_robust(d$x, d$y, loss = "hinge", lambda = 1e-6, epochs = 5,
+                            seed = r, control = sgd_robust_control(eta = 0.01, option = "A")))
     fit$cpu_seconds / 5
   }, numeric(1)))
   cat(sprintf("%-8s sklearn %s SGDClassifier(hinge): %.5f s/epoch CPU; sgd_robust(hinge, option A): %.5f s/epoch CPU; sklearn/ours = %.1fx\n",

@@ -31,8 +31,8 @@ for (dn in names(sets)) {
         set.seed(100 + seed)
         # "Bc": standardised columns (was centring only, `center = TRUE`,
         # when these results were taken; standardize = TRUE also scales)
-        f <- suppressWarnings(sgd_robust(d$x, yy, loss = loss, option = substr(cfg, 1, 1),
-                                         standardize = cfg == "Bc"))
+        f <- suppressWarnings(sgd_robust(d$x, yy, loss = loss,
+                                         standardize = cfg == "Bc", control = sgd_robust_control(option = substr(cfg, 1, 1))))
         rows[[length(rows) + 1]] <- data.frame(data = dn, flip = flip, seed = seed, loss = loss,
                                                cfg = cfg, eta = f$eta, err = test_error(f, d))
       }
@@ -49,13 +49,13 @@ for (dn in names(sets)) {
   for (flip in c(0, 0.2, 0.4)) for (seed in 1:3) {
     yy <- noisy(d, flip, seed)
     set.seed(50 + seed)
-    w0 <- suppressWarnings(sgd_robust(d$x, yy, loss = "logistic", option = "B", epochs = 1))
+    w0 <- suppressWarnings(sgd_robust(d$x, yy, loss = "logistic", epochs = 1, control = sgd_robust_control(option = "B")))
     rows[[length(rows) + 1]] <- data.frame(data = dn, flip = flip, seed = seed,
                                            loss = "logistic, 1 epoch", cfg = "B", err = test_error(w0, d))
     for (loss in c("ramp", "smooth_ramp", "gompertz")) for (cfg in c("B", "B_init")) {
       set.seed(100 + seed)
-      f <- suppressWarnings(sgd_robust(d$x, yy, loss = loss, option = "B",
-                                       init = if (cfg == "B_init") w0 else NULL))
+      f <- suppressWarnings(sgd_robust(d$x, yy, loss = loss,
+                                       init = if (cfg == "B_init") w0 else NULL, control = sgd_robust_control(option = "B")))
       rows[[length(rows) + 1]] <- data.frame(data = dn, flip = flip, seed = seed, loss = loss,
                                              cfg = cfg, err = test_error(f, d))
     }

@@ -48,8 +48,8 @@ quiet <- function(expr) {
 sgd_method <- function(loss, method = "sgd", s_grid = -1) {
   list(grid = expand.grid(lambda = lambdas, eta = etas, s = s_grid),
        fit = function(x, y, p, seed, xv = NULL, yv = NULL) {
-         quiet(sgd_robust(x, y, loss = loss, method = method, lambda = p$lambda, eta = p$eta,
-                          s = p$s, option = "A", seed = seed, x_valid = xv, y_valid = yv))
+         quiet(sgd_robust(x, y, loss = loss, lambda = p$lambda,
+                          s = p$s, seed = seed, x_valid = xv, y_valid = yv, control = sgd_robust_control(method = method, eta = p$eta, option = "A")))
        },
        predict = function(f, x) predict(f, x))
 }
@@ -62,8 +62,8 @@ methods <- list(
   `ASGD(Log)` = sgd_method("logistic", method = "asgd"),
   PEGASOS = list(grid = expand.grid(lambda = lambdas, eta = NA, s = -1),
                  fit = function(x, y, p, seed, xv = NULL, yv = NULL) {
-                   quiet(sgd_robust(x, y, loss = "hinge", method = "pegasos", lambda = p$lambda,
-                                    seed = seed, x_valid = xv, y_valid = yv))
+                   quiet(sgd_robust(x, y, loss = "hinge", lambda = p$lambda,
+                                    seed = seed, x_valid = xv, y_valid = yv, control = sgd_robust_control(method = "pegasos")))
                  },
                  predict = function(f, x) predict(f, x)),
   LIBPrimal = list(grid = expand.grid(lambda = lambdas, eta = NA, s = NA),

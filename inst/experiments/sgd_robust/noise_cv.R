@@ -83,8 +83,8 @@ sgd_method <- function(loss, method = "sgd", s_grid = NULL) {
           else expand.grid(lambda = lambdas, eta = 0.1, s = s_grid)
   list(grid = grid,
        fit = function(x, y, p, seed) {
-         quiet(sgd_robust(x, y, loss = loss, method = method, lambda = p$lambda, eta = p$eta,
-                          s = p$s, option = "B", seed = seed))
+         quiet(sgd_robust(x, y, loss = loss, lambda = p$lambda,
+                          s = p$s, seed = seed, control = sgd_robust_control(method = method, eta = p$eta, option = "B")))
        },
        predict = function(f, x) predict(f, x))
 }
@@ -94,11 +94,11 @@ sgd_method <- function(loss, method = "sgd", s_grid = NULL) {
 sgd_warm <- function(loss, s_grid = NULL) {
   m <- sgd_method(loss, s_grid = s_grid)
   m$fit <- function(x, y, p, seed) {
-    f0 <- quiet(sgd_robust(x, y, loss = "logistic", lambda = p$lambda, eta = p$eta, option = "B",
-                           seed = seed))
+    f0 <- quiet(sgd_robust(x, y, loss = "logistic", lambda = p$lambda,
+                           seed = seed, control = sgd_robust_control(eta = p$eta, option = "B")))
     if (is.null(f0)) return(NULL)
-    quiet(sgd_robust(x, y, loss = loss, lambda = p$lambda, eta = p$eta, s = p$s, option = "B",
-                     seed = seed, init = f0))
+    quiet(sgd_robust(x, y, loss = loss, lambda = p$lambda, s = p$s,
+                     seed = seed, init = f0, control = sgd_robust_control(eta = p$eta, option = "B")))
   }
   m
 }
@@ -111,7 +111,7 @@ methods <- list(
   `ASGD(Log)` = sgd_method("logistic", method = "asgd"),
   PEGASOS = list(grid = expand.grid(lambda = lambdas, eta = NA, s = NA),
                  fit = function(x, y, p, seed) {
-                   quiet(sgd_robust(x, y, loss = "hinge", method = "pegasos", lambda = p$lambda, seed = seed))
+                   quiet(sgd_robust(x, y, loss = "hinge", lambda = p$lambda, seed = seed, control = sgd_robust_control(method = "pegasos")))
                  },
                  predict = function(f, x) predict(f, x)),
   LIBPrimal = list(grid = expand.grid(lambda = lambdas, eta = NA, s = NA),
