@@ -63,17 +63,6 @@
 #'   noisy label is usually the true one".
 #' @param structured Use the structured mean-field family
 #'   \eqn{q(y)q(t \mid y)} (see Details).
-#' @param restarts Number of starts (see "Start and restarts").
-#' @param max_iter Maximum number of outer iterations.
-#' @param tol Stop when the relative ELBO change is below `tol`.
-#' @param stable_iter Also stop when the most probable true labels have been
-#'   stable for this many consecutive iterations (0 disables).
-#' @param stable_tol An iteration counts as stable when at most
-#'   `stable_tol * U` instances changed their most probable label (so, for
-#'   U < 10000 at the default, none did).
-#' @param c_update `"map"` (point estimate of \eqn{C}), `"vb"` (Dirichlet
-#'   \eqn{q(C)}, needed when `alpha_c0 < 1` or `alpha_c1 < 1` since no MAP
-#'   exists then) or `"auto"` (MAP when both concentrations are >= 1).
 #' @param exact `TRUE` (default): the exact ELBO, whose noisy-label update is a
 #'   closed-form softmax. `FALSE`: the paper's plug-in objective, which drops
 #'   the variance term of the Gaussian expectation; it is not a lower bound, its
@@ -94,10 +83,13 @@
 #'   `alpha_s`, `alpha_c0`, `alpha_c1`; the grid point with the best held-out
 #'   group likelihood (k-fold CV over groups, see `folds`) is used for the final fit.
 #' @param folds Number of folds over groups for `tune`.
-#' @param debug Compute the ELBO after every block and warn if it ever
-#'   decreased beyond round-off (\eqn{10^{-8} |L|}).
-#' @param lbfgs_max_iter L-BFGS iterations per \eqn{W} update.
-#' @param threads OpenMP threads for the \eqn{\eta} sweep.
+#' @param threads Cores the fit may use (default
+#'   `getOption("noisylabels.threads", 1)`): the OpenMP team of the
+#'   \eqn{\eta} sweep. See "Threads" in [noisylabels-package].
+#' @param control Tuning of the solver: [label_dist_vb_control()] (restarts,
+#'   iterations and stopping rules, the update of \eqn{C}, the L-BFGS steps
+#'   of \eqn{W}, the ELBO check). Passing those settings as arguments of
+#'   `label_dist_vb()` still works but is deprecated.
 #' @param verbose Show a progress bar over the iterations (all restarts), or
 #'   over the fits of `tune` (see [noisylabels-progress]). `NULL` (default):
 #'   in interactive sessions, or as `options(noisylabels.progress =)` says.
@@ -141,13 +133,14 @@ label_dist_vb.formula <- function(x, data, groups, label_dist, ...) {
 #' @export
 label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 10,
                                   alpha_c0 = 1, alpha_c1 = 10, structured = FALSE,
-                                  restarts = 1, max_iter = 200, tol = 1e-6, stable_iter = 10,
-                                  stable_tol = 1e-4,
-                                  c_update = c("auto", "map", "vb"), exact = TRUE, raw_dist = NULL,
-                                  classes = NULL, tune = NULL, folds = 5, debug = FALSE,
-                                  lbfgs_max_iter = 100, threads = 1, verbose = NULL, ...) {
+                                  exact = TRUE, raw_dist = NULL, classes = NULL, tune = NULL,
+                                  folds = 5, threads = getOption("noisylabels.threads", 1L),
+                                  verbose = NULL, control = label_dist_vb_control(), ...) {
   call <- match.call()
-  check_dots_empty("label_dist_vb", ...)
+  ctl <- control_from_dots(control, list(...), label_dist_vb_control, "label_dist_vb_control",
+                           "label_dist_vb", call = call)
+  control <- ctl$control
+  do.call(check_dots_empty, c(list("label_dist_vb"), ctl$dots))
   x <- check_x_matrix(x, "x")
   prep <- ld_prepare(x, groups, label_dist, raw_dist, classes)
   hyper <- list(alpha_w = alpha_w, alpha_s = alpha_s, alpha_c0 = alpha_c0, alpha_c1 = alpha_c1)
@@ -158,18 +151,14 @@ label_dist_vb.default <- function(x, groups, label_dist, alpha_w = 1, alpha_s = 
   if (!exact && structured) {
     abort_input("The plug-in ablation ({.code exact = FALSE}) exists only for the mean-field family ({.code structured = FALSE}).")
   }
-  check_flag(debug, "debug")
   if (!is.null(verbose)) check_flag(verbose, "verbose")
-  c_update <- match_arg(c_update)
+  c_update <- control$c_update
   opts <- list(structured = structured, exact = exact,
-               max_iter = check_count(max_iter, "max_iter"),
-               tol = check_number(tol, "tol", 0),
-               stable_iter = check_count(stable_iter, "stable_iter", 0),
-               stable_tol = check_number(stable_tol, "stable_tol", 0, 1),
-               lbfgs_max_iter = check_count(lbfgs_max_iter, "lbfgs_max_iter"),
-               restarts = check_count(restarts, "restarts"),
+               max_iter = control$max_iter, tol = control$tol,
+               stable_iter = control$stable_iter, stable_tol = control$stable_tol,
+               lbfgs_max_iter = control$lbfgs_max_iter, restarts = control$restarts,
                threads = check_threads(threads),
-               debug = debug, init_lambda = 1e-2, init_diag = 0.7)
+               debug = control$debug, init_lambda = 1e-2, init_diag = 0.7)
   tuning <- NULL
   if (!is.null(tune)) {
     tuning <- ld_cv(prep, hyper, opts, c_update, tune, check_count(folds, "folds", 2), verbose)

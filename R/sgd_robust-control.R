@@ -71,21 +71,3 @@ sgd_robust_control <- function(method = c("sgd", "asgd", "pegasos"), eta = NULL,
                    n_iter_no_change = n_iter_no_change, record_iterates = record_iterates),
               "sgd_robust_control")
 }
-
-# A control from `control` and tuning settings given the earlier way, as
-# arguments of sgd_robust() (through `...`): those win, with a deprecation
-# warning. Returns list(control, dots) with the settings taken out of dots.
-sgd_control_from_dots <- function(control, dots, call = parent.frame()) {
-  control <- check_control(control, sgd_robust_control, "sgd_robust_control", call = call)
-  flat <- intersect(names(dots), names(formals(sgd_robust_control)))
-  if (length(flat)) {
-    cli::cli_warn(c("Tuning settings of {.fn sgd_robust} as arguments are deprecated: {.arg {flat}}.",
-                    "i" = "Use {.code control = sgd_robust_control({flat[1]} = ...)}."),
-                  class = c("noisylabels_warning_deprecated", "noisylabels_warning"), call = call)
-    fields <- unclass(control)
-    fields[flat] <- dots[flat]
-    control <- do.call(sgd_robust_control, fields)
-    dots <- dots[setdiff(names(dots), flat)]
-  }
-  list(control = control, dots = dots)
-}

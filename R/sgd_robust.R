@@ -304,7 +304,8 @@ sgd_robust.default <- function(x, y = NULL,
     standardize <- renamed_arg(dots, "center", "standardize", standardize, missing(standardize))
     dots$center <- NULL
   }
-  ctl <- sgd_control_from_dots(control, dots, call = call)
+  ctl <- control_from_dots(control, dots, sgd_robust_control, "sgd_robust_control", "sgd_robust",
+                           call = call)
   control <- ctl$control
   do.call(check_dots_empty, c(list("sgd_robust"), ctl$dots))
   threads <- check_threads(threads)

@@ -42,6 +42,25 @@ check_control <- function(control, maker, maker_name, arg = "control", call = pa
   rebuilt
 }
 
+# A control from `control` and tuning settings given the earlier way, as
+# arguments of the fitting function `fn` (through its `...`): those win,
+# with a deprecation warning. Returns list(control, dots) with the settings
+# taken out of `dots`.
+control_from_dots <- function(control, dots, maker, maker_name, fn, call = parent.frame()) {
+  control <- check_control(control, maker, maker_name, call = call)
+  flat <- intersect(names(dots), names(formals(maker)))
+  if (length(flat)) {
+    cli::cli_warn(c("Tuning settings of {.fn {fn}} as its arguments are deprecated: {.arg {flat}}.",
+                    "i" = "Use {.code control = {maker_name}({flat[1]} = ...)}."),
+                  class = c("noisylabels_warning_deprecated", "noisylabels_warning"), call = call)
+    fields <- unclass(control)
+    fields[flat] <- dots[flat]
+    control <- do.call(maker, fields)
+    dots <- dots[setdiff(names(dots), flat)]
+  }
+  list(control = control, dots = dots)
+}
+
 #' @export
 print.noisylabels_control <- function(x, ...) {
   cls <- class(x)[1L]

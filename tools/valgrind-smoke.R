@@ -45,8 +45,8 @@ step("sgd_robust", {
 })
 step("label_dist_vb", {
   sim <- sim_label_dist(U = 20, N = 40, group_size = 5, D = 2, n_test = 5)
-  fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, max_iter = 20, restarts = 2)
-  fit2 <- label_dist_vb(sim$x, sim$groups, sim$label_dist, max_iter = 10, structured = TRUE)
+  fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, control = label_dist_vb_control(max_iter = 20, restarts = 2))
+  fit2 <- label_dist_vb(sim$x, sim$groups, sim$label_dist, structured = TRUE, control = label_dist_vb_control(max_iter = 10))
   predict(fit, sim$x_test)
 })
 step("progress", {

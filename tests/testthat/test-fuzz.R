@@ -258,7 +258,7 @@ fuzz_fits <- function(d) {
     gpc_ep = q(gpc_ep(y = d$cls, x = d$x, learn_kernel = FALSE)),
     gpc_ep_ovr = q(gpc_ep(d$x, d$cls3, multiclass = "ovr", learn_kernel = FALSE)),
     sgd_robust = q(sgd_robust(d$x, d$cls, epochs = 2, control = sgd_robust_control(eta = 0.1))),
-    label_dist_vb = q(label_dist_vb(d$sim$x, d$sim$groups, d$sim$label_dist, max_iter = 20)),
+    label_dist_vb = q(label_dist_vb(d$sim$x, d$sim$groups, d$sim$label_dist, control = label_dist_vb_control(max_iter = 20))),
     label_dist_baseline = q(label_dist_baseline(d$sim$x, d$sim$groups, d$sim$label_dist)),
     find_label_issues = q(find_label_issues(labels = d$cls, pred_probs = d$p)),
     cv_sgd_robust = q(cv_sgd_robust(d$x, d$cls, loss = "hinge", lambda = 1e-3, folds = 2,

@@ -10,7 +10,7 @@ test_that("autoplot is exported and dispatches to the method of every fit class"
     gpr_pursuit = gpr_pursuit(y ~ x, data = d$data),
     label_dist_vb = {
       sim <- sim_label_dist(U = 15, N = 30, group_size = 5, D = 2, n_test = 0)
-      suppressWarnings(label_dist_vb(sim$x, sim$groups, sim$label_dist, max_iter = 5))
+      suppressWarnings(label_dist_vb(sim$x, sim$groups, sim$label_dist, control = label_dist_vb_control(max_iter = 5)))
     },
     gpc_ep = {
       x <- matrix(rnorm(40), 20)

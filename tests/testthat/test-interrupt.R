@@ -93,9 +93,9 @@ test_that("a time limit during a fit is R's error, catchable, and the session go
       "set.seed(1); x <- matrix(rnorm(2000 * 5), 2000); y <- factor(x[, 1] > 0)"),
     c("sgd_robust(x, y, epochs = 1e9, control = sgd_robust_control(tol = 0))",
       "set.seed(1); x <- matrix(rnorm(2000 * 5), 2000); y <- factor(x[, 1] > 0)"),
-    c("label_dist_vb(s$x, s$groups, s$label_dist, restarts = 1e9)",
+    c("label_dist_vb(s$x, s$groups, s$label_dist, control = label_dist_vb_control(restarts = 1e9))",
       "set.seed(1); s <- sim_label_dist(M = 3, U = 60, N = 200, group_size = 10, D = 4)"),
-    c("label_dist_vb(s$x, s$groups, s$label_dist, restarts = 1e9, tol = 0)",
+    c("label_dist_vb(s$x, s$groups, s$label_dist, control = label_dist_vb_control(restarts = 1e9, tol = 0))",
       "set.seed(1); s <- sim_label_dist(M = 3, U = 60, N = 200, group_size = 10, D = 4)"))
   for (cs in cases) {
     out <- time_limit_child(cs[1], cs[2])

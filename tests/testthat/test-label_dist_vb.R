@@ -128,7 +128,7 @@ test_that("fits stay on the simplex, never decrease the ELBO per block, and are 
   for (structured in c(FALSE, TRUE)) {
     set.seed(9)
     fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c1 = 20, raw_dist = TRUE,
-                         structured = structured, restarts = 3, debug = TRUE, max_iter = 40)
+                         structured = structured, control = label_dist_vb_control(restarts = 3, debug = TRUE, max_iter = 40))
     expect_gte(min(fit$block_deltas), -1e-8 * abs(fit$elbo))
     expect_true(all(diff(fit$elbo_trace) >= -1e-8 * abs(fit$elbo)))
     for (m in list(fit$zeta, fit$eta, fit$C)) {
@@ -143,7 +143,7 @@ test_that("fits stay on the simplex, never decrease the ELBO per block, and are 
     expect_equal(fit$elbo, max(fit$restart_elbo))
     set.seed(9)
     again <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c1 = 20, raw_dist = TRUE,
-                           structured = structured, restarts = 3, debug = TRUE, max_iter = 40)
+                           structured = structured, control = label_dist_vb_control(restarts = 3, debug = TRUE, max_iter = 40))
     expect_identical(again$zeta, fit$zeta)
     expect_identical(again$W, fit$W)
     expect_identical(again$elbo_trace, fit$elbo_trace)
@@ -153,12 +153,10 @@ test_that("fits stay on the simplex, never decrease the ELBO per block, and are 
 test_that("VB for C is used when a concentration is below 1 and stays monotone", {
   set.seed(10)
   sim <- sim_label_dist(U = 25, N = 80, group_size = 6, D = 2, alpha_c0 = 0.5, alpha_c1 = 10, n_test = 0)
-  fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c0 = 0.5, raw_dist = TRUE,
-                       debug = TRUE, max_iter = 30)
+  fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c0 = 0.5, raw_dist = TRUE, control = label_dist_vb_control(debug = TRUE, max_iter = 30))
   expect_equal(fit$c_update, "vb")
   expect_gte(min(fit$block_deltas), -1e-8 * abs(fit$elbo))
-  expect_error(label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c0 = 0.5, raw_dist = TRUE,
-                             c_update = "map"), class = "noisylabels_error_input")
+  expect_error(label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c0 = 0.5, raw_dist = TRUE, control = label_dist_vb_control(c_update = "map")), class = "noisylabels_error_input")
 })
 
 test_that("membership as list, table or sparse matrix and the formula interface give the same fit", {
@@ -307,7 +305,7 @@ test_that("bad input gives classed errors", {
   expect_error(label_dist_vb(x, g, s_na), class = err)
   s_neg <- s; s_neg[1, 1] <- -0.2
   expect_error(label_dist_vb(x, g, s_neg), class = err)
-  expect_error(label_dist_vb(x, g, s_neg, raw_dist = TRUE, max_iter = 2, stable_iter = 0), NA) |>
+  expect_error(label_dist_vb(x, g, s_neg, raw_dist = TRUE, control = label_dist_vb_control(max_iter = 2, stable_iter = 0)), NA) |>
     suppressWarnings()
   s_sum <- s; s_sum[1, ] <- s_sum[1, ] * 1.5
   expect_warning(label_dist_vb(x, g, s_sum), class = "noisylabels_warning_input")
@@ -326,7 +324,7 @@ test_that("bad input gives classed errors", {
   expect_error(label_dist_vb(~ a, data = data.frame(a = c(NA, 1:9)), groups = g, label_dist = s), class = err)
   expect_error(label_dist_vb(x, g, s, alpha_z = 1), class = err)
   expect_error(label_dist_vb(y ~ a, data = data.frame(a = 1:10, y = 1), groups = g, label_dist = s), class = err)
-  expect_warning(label_dist_vb(x, g, s, max_iter = 1, stable_iter = 0, tol = 0),
+  expect_warning(label_dist_vb(x, g, s, control = label_dist_vb_control(max_iter = 1, stable_iter = 0, tol = 0)),
                  class = "noisylabels_warning_convergence")
 })
 
@@ -373,8 +371,7 @@ test_that("plug-in ablation: objective >= exact bound, eta update maximises the 
   }
   set.seed(32)
   sim <- sim_label_dist(U = 30, N = 100, group_size = 6, D = 2, alpha_c1 = 50, n_test = 0)
-  f <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c1 = 50, raw_dist = TRUE, exact = FALSE,
-                     debug = TRUE, max_iter = 20)
+  f <- label_dist_vb(sim$x, sim$groups, sim$label_dist, alpha_c1 = 50, raw_dist = TRUE, exact = FALSE, control = label_dist_vb_control(debug = TRUE, max_iter = 20))
   expect_gte(min(f$block_deltas), -1e-8 * abs(f$elbo))
   expect_error(label_dist_vb(sim$x, sim$groups, sim$label_dist, raw_dist = TRUE, exact = FALSE,
                              structured = TRUE), class = "noisylabels_error_input")

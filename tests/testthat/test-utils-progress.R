@@ -75,7 +75,7 @@ test_that("label_dist_vb() drives a cli bar over its iterations only when asked"
   set.seed(3)
   sim <- sim_label_dist(U = 30, N = 60, group_size = 5, D = 2, n_test = 0)
   lines <- utils::capture.output(fit <- label_dist_vb(sim$x, sim$groups, sim$label_dist,
-                                                      verbose = TRUE, restarts = 2))
+                                                      verbose = TRUE, control = label_dist_vb_control(restarts = 2)))
   lines <- grep("cli-", lines, value = TRUE)
   expect_match(lines[1], "0/400 created")  # max_iter 200 x 2 restarts
   expect_match(lines[length(lines)], "terminated")

@@ -52,7 +52,7 @@ cases <- list(
   "sgd_robust 2e5 x 50" = list("set.seed(1); x <- matrix(rnorm(2e5 * 50), 2e5); y <- factor(x[, 1] > 0)",
                                "sgd_robust(x, y, epochs = 500, tol = 0)"),
   "label_dist_vb" = list("set.seed(1); s <- sim_label_dist(M = 5, U = 2000, N = 40000, D = 20, n_test = 10)",
-                         "label_dist_vb(s$x, s$groups, s$label_dist, max_iter = 5000, tol = 0, restarts = 20)"),
+                         "label_dist_vb(s$x, s$groups, s$label_dist, control = label_dist_vb_control(max_iter = 5000, tol = 0, restarts = 20))"),
   "find_label_issues gp n = 8000" = list(data_setup(8000), "find_label_issues(x = x, y = y, method = 'gp')")
 )
 # CASES="gpr_loo,gpc_ep" runs only the cases whose names contain one of those words.

@@ -39,16 +39,14 @@ for (sz in list(c(U = 25000, N = 2500), c(U = 50000, N = 5000), c(U = 1e5, N = 1
     gc()
     t0 <- proc.time()
     fit <- suppressWarnings(label_dist_vb(d$x, d$groups, d$s, alpha_s = 10, alpha_c1 = 10,
-                                          raw_dist = TRUE, structured = structured,
-                                          max_iter = variants[[v]][[2]], threads = threads))
+                                          raw_dist = TRUE, structured = structured, threads = threads, control = label_dist_vb_control(max_iter = variants[[v]][[2]])))
     el <- proc.time() - t0
     # fixed-length runs (no early stop) of 5 and 10 iterations: their CPU-time
     # difference / 5 is the cost of one outer iteration without the start-up
     fixed <- function(k) {
       t1 <- proc.time()
       suppressWarnings(label_dist_vb(d$x, d$groups, d$s, alpha_s = 10, alpha_c1 = 10,
-                                     raw_dist = TRUE, structured = structured, max_iter = k,
-                                     tol = 0, stable_iter = 0, threads = threads))
+                                     raw_dist = TRUE, structured = structured, threads = threads, control = label_dist_vb_control(max_iter = k, tol = 0, stable_iter = 0)))
       el <- proc.time() - t1
       el[[1]] + el[[2]]  # CPU seconds: the machine is shared, wall time is noisy
     }
