@@ -212,31 +212,63 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     lambda <- 0
   }
   kernel <- kernel_resolve(kernel, x)
+  call <- match.call()
+  frame <- environment()
+  args <- list(x = x, y = y, n = n, kernel = kernel, noise = noise, solver = solver,
+               penalty = penalty, lambda = lambda, auto_lambda = auto_lambda, p = p,
+               restarts = restarts, sigma_init = sigma_init, learn_kernel = learn_kernel,
+               kernel_fit = kernel_fit, backend = backend, neighbors = neighbors,
+               threads = threads, control = control, verbose = verbose)
+  stages <- gpr_loo_kernel_stages(args, frame)
+  prob <- gpr_loo_problem(args, stages, frame)
+  res <- gpr_loo_run(args, stages, prob, frame)
+  gpr_loo_object(args, stages, prob, res, call, frame)
+}
+
+# The steps of gpr_loo.default(). `args` holds its checked arguments,
+# `frame` its environment (errors and warnings name gpr_loo()).
+
+# The kernel and penalty the main fit starts from, from up to three earlier
+# fits of the same data: the uniform-noise model (kernel_fit = "uniform"),
+# the unpenalised fit (lambda = "auto") and the dense pilot on a subsample
+# (Vecchia with a learned kernel). Returns the kernel, whether the main fit
+# still learns it, lambda, sigma_init and the earlier fits.
+gpr_loo_kernel_stages <- function(args, frame) {
+  kernel <- args$kernel
+  learn_kernel <- args$learn_kernel
+  lambda <- args$lambda
+  sigma_init <- args$sigma_init
+  noise <- args$noise
+  control <- args$control
+  x <- args$x
+  y <- args$y
   # Two-stage fit: the kernel hyperparameters of the uniform-noise model, kept
   # fixed while the per-label variances are fitted.
   stage1 <- NULL
-  if (kernel_fit == "uniform") {
+  if (args$kernel_fit == "uniform") {
     if (noise != "full" || !learn_kernel) {
       abort_input(c("{.code kernel_fit = \"uniform\"} learns the kernel under uniform noise and then fits one variance per label with it fixed.",
-                    "i" = "It needs {.code noise = \"full\"} and {.code learn_kernel = TRUE}."))
+                    "i" = "It needs {.code noise = \"full\"} and {.code learn_kernel = TRUE}."),
+                  call = frame)
     }
-    stage1 <- gpr_loo.default(x, y, kernel = kernel, noise = "uniform", solver = solver,
-                              restarts = restarts, learn_kernel = TRUE, approx = backend$approx,
-                              neighbors = neighbors, threads = threads, control = control,
-                              verbose = verbose)
+    stage1 <- gpr_loo.default(x, y, kernel = kernel, noise = "uniform", solver = args$solver,
+                              restarts = args$restarts, learn_kernel = TRUE,
+                              approx = args$backend$approx, neighbors = args$neighbors,
+                              threads = args$threads, control = control, verbose = args$verbose)
     kernel <- stage1$kernel
     learn_kernel <- FALSE
   }
   # lambda = "auto": the penalty as the exponential prior on every variance
   # whose mean is the mean variance of the unpenalised fit (same settings).
   pilot <- NULL
-  if (auto_lambda) {
-    pilot <- gpr_loo.default(x, y, kernel = kernel, noise = noise, solver = solver, restarts = restarts,
-                             sigma_init = sigma_init, learn_kernel = learn_kernel,
-                             approx = backend$approx, neighbors = neighbors, threads = threads,
-                             control = control, verbose = verbose)
+  if (args$auto_lambda) {
+    pilot <- gpr_loo.default(x, y, kernel = kernel, noise = noise, solver = args$solver,
+                             restarts = args$restarts, sigma_init = sigma_init,
+                             learn_kernel = learn_kernel, approx = args$backend$approx,
+                             neighbors = args$neighbors, threads = args$threads,
+                             control = control, verbose = args$verbose)
     level <- max(mean(pilot$noise_var) / stats::sd(y)^2, control$sigma_floor)
-    lambda <- 2 / level^p
+    lambda <- 2 / level^args$p
   }
   # Vecchia: the kernel hyperparameters come from a dense fit of the same
   # model on a random subsample (control$vecchia_pilot labels); the
@@ -245,15 +277,15 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   # the kernel fixed. Alternating theta and sigma on the Vecchia objective
   # itself converged too slowly to be the default (see inst/bench/gpr_loo_vecchia).
   vecchia_pilot <- NULL
-  if (backend$approx == "vecchia" && learn_kernel && noise != "none") {
-    pilot_idx <- sort(sample.int(n, min(n, control$vecchia_pilot)))
+  if (args$backend$approx == "vecchia" && learn_kernel && noise != "none") {
+    pilot_idx <- sort(sample.int(args$n, min(args$n, control$vecchia_pilot)))
     # A warning of the pilot says that it is the pilot's (the fit's own
     # convergence is reported separately).
     vecchia_pilot <- withCallingHandlers(
       gpr_loo.default(x[pilot_idx, , drop = FALSE], y[pilot_idx], kernel = kernel,
-                      noise = noise, solver = solver, restarts = restarts,
+                      noise = noise, solver = args$solver, restarts = args$restarts,
                       learn_kernel = TRUE, approx = "dense", control = control,
-                      verbose = verbose),
+                      verbose = args$verbose),
       noisylabels_warning_convergence = function(w) {
         warn_convergence(c("The dense pilot fit that learns the kernel ({length(pilot_idx)} labels) did not converge:",
                            "i" = conditionMessage(w)))
@@ -263,6 +295,23 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     learn_kernel <- FALSE
     if (is.null(sigma_init)) sigma_init <- stats::median(vecchia_pilot$noise_var)
   }
+  list(kernel = kernel, learn_kernel = learn_kernel, lambda = lambda, sigma_init = sigma_init,
+       stage1 = stage1, pilot = pilot, vecchia_pilot = vecchia_pilot)
+}
+
+# What the core fit is given: the variance floor, the standardised labels,
+# the starting variances and log-hyperparameters of every restart with their
+# bounds, the options list (every key the glue reads) and, for Vecchia, the
+# conditioning sets and the storage order of the labels.
+gpr_loo_problem <- function(args, stages, frame) {
+  control <- args$control
+  n <- args$n
+  y <- args$y
+  noise <- args$noise
+  restarts <- args$restarts
+  learn_kernel <- stages$learn_kernel
+  sigma_init <- stages$sigma_init
+  vecchia_pilot <- stages$vecchia_pilot
   # On the Vecchia path the floor is a fraction of the pilot's clean noise
   # level: below it the likelihood keeps falling as clusters of clean labels
   # are given near-zero variances and interpolated, which the variance fit
@@ -272,7 +321,7 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   if (!is.null(vecchia_pilot) && noise == "full") {
     sigma_floor <- max(sigma_floor, control$vecchia_floor * vecchia_pilot$noise_level / stats::var(y))
   }
-  if (backend$approx == "vecchia" && !learn_kernel) restarts <- 1L
+  if (args$backend$approx == "vecchia" && !learn_kernel) restarts <- 1L
   y_center <- mean(y)
   y_scale <- stats::sd(y)
   ys <- (y - y_center) / y_scale
@@ -281,11 +330,11 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   } else {
     if (!is.numeric(sigma_init) || !length(sigma_init) %in% c(1L, n) || anyNA(sigma_init) ||
         any(!is.finite(sigma_init)) || any(sigma_init <= 0)) {
-      abort_input("{.arg sigma_init} must be positive and finite, of length 1 or {n}.")
+      abort_input("{.arg sigma_init} must be positive and finite, of length 1 or {n}.", call = frame)
     }
     sigma0 <- rep_len(sigma_init, n) / y_scale^2
   }
-  flat <- kernel_flatten(kernel)
+  flat <- kernel_flatten(stages$kernel)
   lower <- ifelse(flat$free, flat$lower, flat$log_par)
   upper <- ifelse(flat$free, flat$upper, flat$log_par)
   if (!learn_kernel) {
@@ -301,30 +350,40 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     starts <- pmin(pmax(starts, rep(lower, each = restarts)), rep(upper, each = restarts))
   }
   sigma0 <- outer(sigma0, sigma_scale)
-  opts <- list(noise = noise, solver = solver, lambda = lambda, p = p,
+  opts <- list(noise = noise, solver = args$solver, lambda = stages$lambda, p = args$p,
                sigma_floor = sigma_floor, damping = control$damping,
                max_sweeps = control$max_sweeps, max_outer = control$max_outer,
                max_hyper_iter = control$max_hyper_iter, tol_sweep = control$tol_sweep,
                tol_outer = control$tol_outer, learn_hyper = learn_kernel,
                tol_stationary = control$tol_stationary,
-               jitter = control$jitter, backend = control$backend, threads = backend$threads,
+               jitter = control$jitter, backend = control$backend, threads = args$backend$threads,
                screen_rounds = control$screen_rounds,
                screen_hyper_iter = control$screen_hyper_iter,
                adaptive_sweeps = control$adaptive_sweeps, neighbors = NULL)
   # Vecchia: the C++ fit sees the labels in the set-up's storage order
-  # (`lay`, see vecchia_setup()); per-label results are put back below.
+  # (`lay`, see vecchia_setup()); per-label results are put back later.
   vecchia <- NULL
   lay <- NULL
-  if (backend$approx == "vecchia") {
-    vecchia <- vecchia_setup(x, kernel, backend$m, layout = TRUE)
+  if (args$backend$approx == "vecchia") {
+    vecchia <- vecchia_setup(args$x, stages$kernel, args$backend$m, layout = TRUE)
     lay <- vecchia$layout
     opts$neighbors <- if (is.null(lay)) vecchia$neighbors else vecchia$layout_neighbors
   }
-  x_fit <- stored_rows(x, lay)
-  ys_fit <- stored_rows(ys, lay)
-  bar <- progress_bar("gpr_loo", verbose = verbose)
-  res <- call_core(.gpr_loo_fit(x_fit, ys_fit, kernel_spec(kernel), stored_rows(sigma0, lay), starts,
-                                lower, upper, opts, bar))
+  list(sigma_floor = sigma_floor, y_center = y_center, y_scale = y_scale, ys = ys,
+       sigma0 = sigma0, lower = lower, upper = upper, starts = starts, opts = opts,
+       vecchia = vecchia, lay = lay,
+       x_fit = stored_rows(args$x, lay), ys_fit = stored_rows(ys, lay))
+}
+
+# The core fit (with a progress bar), its per-label results in the user's
+# order, and the convergence warning.
+gpr_loo_run <- function(args, stages, prob, frame) {
+  control <- args$control
+  lay <- prob$lay
+  bar <- progress_bar("gpr_loo", verbose = args$verbose)
+  res <- call_core(.gpr_loo_fit(prob$x_fit, prob$ys_fit, kernel_spec(stages$kernel),
+                                stored_rows(prob$sigma0, lay), prob$starts,
+                                prob$lower, prob$upper, prob$opts, bar), call = frame)
   progress_done(bar)
   for (v in c("sigma", "inverse_diagonal", "alpha")) res[[v]] <- original_rows(as.numeric(res[[v]]), lay)
   if (!res$converged) {
@@ -338,7 +397,20 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     warn_convergence(c("{.fn gpr_loo} did not converge in {res$outer_iterations} round{?s} ({res$sweeps} sweeps).",
                        "i" = hint))
   }
-  kernel <- kernel_unflatten(kernel, res$log_par)
+  res
+}
+
+# The fit object: the variances, leave-one-out quantities and the flag
+# statistic on the user's scale.
+gpr_loo_object <- function(args, stages, prob, res, call, frame) {
+  noise <- args$noise
+  lay <- prob$lay
+  y_center <- prob$y_center
+  y_scale <- prob$y_scale
+  ys <- prob$ys
+  lambda <- stages$lambda
+  p <- args$p
+  kernel <- kernel_unflatten(stages$kernel, res$log_par)
   sigma_s <- as.numeric(res$sigma)
   if (noise == "none") sigma_s[] <- 0
   d <- res$inverse_diagonal
@@ -350,8 +422,8 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
   # label, e^2 / (v + s0). For the full model, e and v are taken at the clean
   # level s0 with every variance floored at it (see "Noise scores and flags").
   if (noise == "full") {
-    clean <- call_core(.gpr_loo_clean_level(x_fit, ys_fit, kernel_spec(kernel), stored_rows(sigma_s, lay),
-                                            opts))
+    clean <- call_core(.gpr_loo_clean_level(prob$x_fit, prob$ys_fit, kernel_spec(kernel),
+                                            stored_rows(sigma_s, lay), prob$opts), call = frame)
     noise_level <- clean$level
     flag_stat <- original_rows(clean$statistic, lay)
   } else {
@@ -359,35 +431,36 @@ gpr_loo.default <- function(x, y, kernel = gp_kernel("rbf"), noise = c("full", "
     flag_stat <- loo_res^2 / (loo_var_f + noise_level)
   }
   loglik_s <- -(res$objective - 0.5 * lambda * sum(sigma_s^p))
+  backend <- args$backend
   new_noisylabels_fit(list(
-    call = match.call(),
+    call = call,
     noise_var = sigma_s * y_scale^2,
     loo_residual = loo_res * y_scale,
     loo_sd = sqrt(loo_var_f) * y_scale,
     fitted.values = y_center + fitted_s * y_scale,
-    residuals = y - (y_center + fitted_s * y_scale),
+    residuals = args$y - (y_center + fitted_s * y_scale),
     noise_level = noise_level * y_scale^2,
-    sigma_floor = sigma_floor * y_scale^2,
+    sigma_floor = prob$sigma_floor * y_scale^2,
     flag_statistic = as.numeric(flag_stat),
     kernel = kernel,
-    noise = noise, solver = solver, penalty = penalty, lambda = lambda, p = p,
-    lambda_rule = if (auto_lambda) "auto" else "fixed",
+    noise = noise, solver = args$solver, penalty = args$penalty, lambda = lambda, p = p,
+    lambda_rule = if (args$auto_lambda) "auto" else "fixed",
     objective = res$objective,
-    loglik = loglik_s - n * log(y_scale),
+    loglik = loglik_s - args$n * log(y_scale),
     trace = res$trace, trace_factorizations = res$trace_factorizations,
-    factorizations = sum(res$factorizations, stage1$factorizations, pilot$factorizations,
-                         vecchia_pilot$factorizations),
-    vecchia_pilot = length(vecchia_pilot$y),
+    factorizations = sum(res$factorizations, stages$stage1$factorizations,
+                         stages$pilot$factorizations, stages$vecchia_pilot$factorizations),
+    vecchia_pilot = length(stages$vecchia_pilot$y),
     sweeps = res$sweeps,
     outer_iterations = res$outer_iterations, iterations = res$outer_iterations,
     fallbacks = res$fallbacks,
     converged = res$converged, jitter = res$jitter * y_scale^2,
     restart = res$restart, restart_objectives = res$restart_objectives,
-    n_free = if (is.null(stage1)) sum(upper > lower) else stage1$n_free,
-    kernel_fit = kernel_fit,
+    n_free = if (is.null(stages$stage1)) sum(prob$upper > prob$lower) else stages$stage1$n_free,
+    kernel_fit = args$kernel_fit,
     approx = backend$approx, neighbors = if (backend$approx == "vecchia") backend$m else NA_integer_,
-    threads = backend$threads, vecchia_order = vecchia$order,
-    x = x, y = y, y_center = y_center, y_scale = y_scale,
-    control = control
+    threads = backend$threads, vecchia_order = prob$vecchia$order,
+    x = args$x, y = args$y, y_center = y_center, y_scale = y_scale,
+    control = args$control
   ), "gpr_loo", task = "regression", p_wrong = TRUE)
 }

@@ -403,7 +403,7 @@ sgd_starting_point <- function(opts, cfg, init, warm, train, inp, call = parent.
 # sgd_build_fit() reads them.
 sgd_run <- function(src, train, opts, cfg, inp, call = parent.frame()) {
   n_models <- inp$n_models
-  progress <- progress_bar("SGD epochs", total = cfg$epochs, verbose = cfg$verbose)
+  progress <- progress_bar("SGD epochs", total = cfg$epochs, verbose = cfg$verbose, force = TRUE)
   valid_eval <- if (!is.null(inp$valid)) function(res) sgd_res_error(res, inp$valid, n_models)
   if (cfg$shards > 1L) {
     k <- min(cfg$shards, inp$n_total)  # at most one shard per row

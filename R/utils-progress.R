@@ -71,14 +71,16 @@ progress_enabled <- function(verbose = NULL, call = parent.frame()) {
 # A cli progress bar owned by the caller's frame, or NULL when progress is
 # off. Returns function(step, total): `step` units of `total` done (total
 # <= 0 or NA: unknown). It suits RMonitor (src/rcpp_monitor.h) and R loops.
-progress_bar <- function(name, total = NA, verbose = NULL, .envir = parent.frame()) {
+progress_bar <- function(name, total = NA, verbose = NULL, .envir = parent.frame(), force = FALSE) {
   if (!progress_enabled(verbose, call = .envir)) return(NULL)
   id <- cli::cli_progress_bar(name = name, total = total, .envir = .envir)
+  # force: draw every update (for callers whose steps are few and slow, such
+  # as SGD epochs, which cli's throttling would otherwise skip)
   function(step, total = NA) {
     if (!is.na(total) && total > 0) {
-      cli::cli_progress_update(id = id, set = step, total = total, .envir = .envir)
+      cli::cli_progress_update(id = id, set = step, total = total, force = force, .envir = .envir)
     } else {
-      cli::cli_progress_update(id = id, set = step, .envir = .envir)
+      cli::cli_progress_update(id = id, set = step, force = force, .envir = .envir)
     }
     invisible(NULL)
   }
