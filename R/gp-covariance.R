@@ -1,20 +1,75 @@
 # The covariance-operator layer seen from R (src/core/gp/covariance.h): which backend a GP
 # fit uses, and the Vecchia ordering and conditioning sets it needs. The C++
-# operators live in src/covariance.{h,cpp}.
+# operators live in src/core/gp/ (covariance.h, covariance_dense.cpp,
+# covariance_vecchia.cpp).
 
-# Above this many labels approx = "auto" uses Vecchia. Measured on Friedman-5
+# The one resolver of approx = "auto" for every GP path. The thresholds
+# differ because the work differs, and each was measured for its path:
+#   "fit"      gpr_loo(), gpr_pursuit(), gpr_baseline(): a fit runs hundreds
+#              to thousands of passes over the operator, so Vecchia pays off
+#              early (above vecchia_auto_n labels);
+#   "loo"      find_label_issues()'s leave-one-out pass at fixed
+#              hyperparameters: one pass, so the exact GP stays affordable
+#              much longer (while its three n x n matrices fit
+#              `noisylabels.max_gb` and n <= gp_loo_dense_max);
+#   "classify" gpc_ep(): EP needs the posterior covariance, whose
+#              approximation is FITC ("sparse"), not Vecchia (above
+#              gpc_ep_auto_sparse_n labels, or whenever inducing inputs are
+#              given).
+gp_backend <- function(purpose = c("fit", "loo", "classify"), n, inducing = NULL,
+                       limit_gb = getOption("noisylabels.max_gb", 8)) {
+  purpose <- match.arg(purpose)
+  switch(purpose,
+         fit = if (n > vecchia_auto_n) "vecchia" else "dense",
+         loo = {
+           fits <- 3 * 8 * as.double(n)^2 / 2^30 <= limit_gb
+           if (fits && n <= getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)) "dense"
+           else "vecchia"
+         },
+         classify = if (!is.null(inducing) || n > gpc_ep_auto_sparse_n) "sparse" else "dense")
+}
+
+# "fit": above this many labels approx = "auto" uses Vecchia. Measured on Friedman-5
 # with 10% corrupted labels (2 cores, loaded): at n = 3,000 the dense default
 # took 821 s and the Vecchia fit 58-100 s with noise-score AUC 0.9996 against
 # 1.0000; at n <= 1,000 a Vecchia fit's dense pilot (vecchia_pilot = 1,000) is
 # the whole data set, so it cannot be faster there. 2,000 lies between.
 vecchia_auto_n <- 2000L
 
+# "loo": which leave-one-out GP find_label_issues() runs at n rows: the exact dense
+# one while its three n x n matrices (24 n^2 bytes) fit
+# getOption("noisylabels.max_gb", 8) and n <= gp_loo_dense_max (option
+# noisylabels.gp_loo_dense_max), the Vecchia operator with
+# gp_loo_neighbors neighbours above. 15,000: the dense pass is O(n^3) and
+# took 31 s at 10^4 rows on 2 cores (about 3.4x that, near 105 s, at
+# 1.5 x 10^4); on the telomere table (10^4 rows, 2 inputs) the exact pass
+# gave AUPRC 0.994 against 0.94 with 40 Vecchia neighbours
+# (inst/experiments/find_label_issues/real-numbers.R). Vecchia uses 150
+# neighbours, not 40: a label's response-Vecchia conditional mean averages
+# at most m noisy neighbours where the exact GP averages every label within
+# a length-scale, so under heavy noise the approximation improves with m.
+# Telomere, 10^4 rows, the same hyperparameters (2 cores, loaded): AUPRC
+# 0.934 / 0.953 / 0.968 / 0.975 / 0.986 with 40 / 60 / 100 / 150 / 250
+# neighbours in 0.3 / 0.6 / 1.2 / 2.2 / 20 s, exact 0.997 in 33-41 s.
+gp_loo_dense_max <- 15000L
+gp_loo_neighbors <- 150L
+
+
+# "classify": gpc_ep(approx = "auto") uses the sparse path above this many training labels. Measured in
+# inst/bench/gpc_ep/bench_sparse.R (README there, one run, CPU seconds): with
+# the default m = 100 the sparse fit's flip-detection AUC was within 0.0005
+# of dense EP's and its test error within 0.15 points at n = 500, 1000 and
+# 2000, while dense took 15, 62 and 78 s against 3, 7 and 4 s and grows as
+# n^3 (memory 4 n^2 doubles). Up to 1000 labels the exact model costs at
+# most about a minute, so it is kept there.
+gpc_ep_auto_sparse_n <- 1000L
+
 # Resolve approx / neighbors / threads into list(approx, m, threads).
 resolve_approx <- function(approx, n, neighbors, threads, call = parent.frame()) {
   approx <- match_arg(approx, c("auto", "dense", "vecchia"), call = call)
   check_count(neighbors, "neighbors", call = call)
   threads <- check_threads(threads, call = call)
-  if (approx == "auto") approx <- if (n > vecchia_auto_n) "vecchia" else "dense"
+  if (approx == "auto") approx <- gp_backend("fit", n)
   # option noisylabels.vecchia_exact_check = TRUE keeps Vecchia with every
   # earlier label conditioned on (m = n - 1): the exact GP computed by the
   # Vecchia code, for checking it against the dense backend (tests).

@@ -1,15 +1,6 @@
 # Sparse (FITC / inducing-point) EP for gpc_ep(): the choice between the dense
 # and the sparse path, the inducing inputs, and the sparse fit and
-# predictions. The C++ core is src/gpc_ep_sparse.*.
-
-# "auto" uses the sparse path above this many training labels. Measured in
-# inst/bench/gpc_ep/bench_sparse.R (README there, one run, CPU seconds): with
-# the default m = 100 the sparse fit's flip-detection AUC was within 0.0005
-# of dense EP's and its test error within 0.15 points at n = 500, 1000 and
-# 2000, while dense took 15, 62 and 78 s against 3, 7 and 4 s and grows as
-# n^3 (memory 4 n^2 doubles). Up to 1000 labels the exact model costs at
-# most about a minute, so it is kept there.
-gpc_ep_auto_sparse_n <- 1000L
+# predictions. The C++ core is src/core/ep/gpc_ep_sparse.*.
 
 #' Default number of inducing points for the sparse EP path
 #'
@@ -28,12 +19,6 @@ gpc_ep_default_inducing <- function(n) {
   as.integer(min(n, max(100, ceiling(2 * sqrt(n)))))
 }
 
-# Resolve approx = "auto" given n and whether inducing inputs were given.
-gpc_ep_resolve_approx <- function(approx, n, inducing) {
-  if (approx != "auto") return(approx)
-  if (!is.null(inducing)) return("sparse")
-  if (n > gpc_ep_auto_sparse_n) "sparse" else "dense"
-}
 
 # Check `inducing` before any fitting: NULL, one count in [1, n], or a
 # finite numeric matrix with the columns of x (original input scale).

@@ -264,7 +264,7 @@ gpc_ep.default <- function(x, y, kernel = NULL, likelihood = c("step", "probit")
   threads <- check_threads(threads)
   x <- check_x_matrix(x, "x", min_rows = 2L)
   inducing <- gpc_ep_check_inducing(inducing, x, approx)
-  approx <- gpc_ep_resolve_approx(approx, nrow(x), inducing)
+  if (approx == "auto") approx <- gp_backend("classify", nrow(x), inducing = inducing)
   labels <- gpc_ep_labels(y, nrow(x))
   args <- list(kernel = kernel, likelihood = likelihood, epsilon = epsilon,
                epsilon_update = epsilon_update, tau = tau, learn_kernel = learn_kernel,

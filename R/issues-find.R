@@ -357,7 +357,7 @@ find_label_issues_audited <- function(x, ..., audit, fdr = 0.1) {
 find_label_issues.noisylabels_result <- function(x, ...) {
   abort_input(c("{.arg x} is already a result of {.fn find_label_issues}.",
                 "i" = "Use {.code label_issues(x)} for its table, or {.fn flag_audited} to flag it with an audit."),
-              class = "noisylabels_error_object")
+              class = "noisylabels_error_no_method")
 }
 
 #' @rdname find_label_issues

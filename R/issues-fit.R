@@ -162,7 +162,7 @@ find_label_issues.noisylabels_fit <- function(x, n_issues = NULL, fdr = 0.1, tol
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
   check_fit(x, "noisylabels_fit")
-  if (!has_own_method("label_issues", x)) abort_no_method("find_label_issues", x, call = call)
+  if (!has_own_method("label_issues", x)) abort_no_method("find_label_issues", x, call = environment())
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
   issues_from_fit(x, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call)
 }

@@ -72,7 +72,7 @@ regression_oof <- function(x, y, method, folds, gp_subsample, gp_max_dim, thread
   if (method == "forest") require_ranger()
   if (method == "auto" && !has_ranger) method <- "gp"
   n <- nrow(x)
-  # The leave-one-out pass goes dense or Vecchia by gp_loo_backend() (dense
+  # The leave-one-out pass goes dense or Vecchia by gp_backend("loo") (dense
   # only while it fits the memory limit), so what must fit is the
   # hyperparameter fit on min(n, gp_subsample) rows (four dense matrices).
   memory_ok <- 4 * 8 * as.double(min(n, gp_subsample))^2 / 2^30 <= getOption("noisylabels.max_gb", 8)
@@ -159,41 +159,18 @@ forest_oof <- function(x, y, folds, threads, verbose, min_node_size = NULL, num_
                         num_trees, min_node_size, folds))
 }
 
-# Which leave-one-out GP find_label_issues() runs at n rows: the exact dense
-# one while its three n x n matrices (24 n^2 bytes) fit
-# getOption("noisylabels.max_gb", 8) and n <= gp_loo_dense_max (option
-# noisylabels.gp_loo_dense_max), the Vecchia operator with
-# gp_loo_neighbors neighbours above. 15,000: the dense pass is O(n^3) and
-# took 31 s at 10^4 rows on 2 cores (about 3.4x that, near 105 s, at
-# 1.5 x 10^4); on the telomere table (10^4 rows, 2 inputs) the exact pass
-# gave AUPRC 0.994 against 0.94 with 40 Vecchia neighbours
-# (inst/experiments/find_label_issues/real-numbers.R). Vecchia uses 150
-# neighbours, not 40: a label's response-Vecchia conditional mean averages
-# at most m noisy neighbours where the exact GP averages every label within
-# a length-scale, so under heavy noise the approximation improves with m.
-# Telomere, 10^4 rows, the same hyperparameters (2 cores, loaded): AUPRC
-# 0.934 / 0.953 / 0.968 / 0.975 / 0.986 with 40 / 60 / 100 / 150 / 250
-# neighbours in 0.3 / 0.6 / 1.2 / 2.2 / 20 s, exact 0.997 in 33-41 s.
-gp_loo_dense_max <- 15000L
-gp_loo_neighbors <- 150L
-
-gp_loo_backend <- function(n, limit_gb = getOption("noisylabels.max_gb", 8)) {
-  fits <- 3 * 8 * as.double(n)^2 / 2^30 <= limit_gb
-  if (fits && n <= getOption("noisylabels.gp_loo_dense_max", gp_loo_dense_max)) "dense" else "vecchia"
-}
-
 # Leave-one-out means and sds of a GP at full n. Hyperparameters come from
 # `hyper` (list(fit, rows): a gpr_baseline() fit and its number of rows) or a
 # standard GP fitted to a random subsample of at most `subsample` rows
 # ([gpr_baseline()]: ARD RBF kernel, constant mean, homoscedastic noise);
 # the LOO quantities at full n come from the covariance operator in C++
-# (gp_loo()): dense or Vecchia as gp_loo_backend() decides (conditioning
+# (gp_loo()): dense or Vecchia as gp_backend("loo") decides (conditioning
 # sets chosen in the metric of the fitted length-scales).
 gp_loo_oof <- function(x, y, subsample = 2000, approx = c("auto", "dense", "vecchia"),
                        threads = 1L, hyper = NULL) {
   approx <- match_arg(approx)
   n <- nrow(x)
-  if (approx == "auto") approx <- gp_loo_backend(n)
+  if (approx == "auto") approx <- gp_backend("loo", n)
   if (approx == "dense") check_dense_memory(n, copies = 3)
   if (is.null(hyper)) {
     sub <- if (n > subsample) sort(sample.int(n, subsample)) else seq_len(n)

@@ -1,6 +1,6 @@
 // Glue test of the progress path (RMonitor + StageMonitor): a core-style loop
 // of `stages` x `steps` iterations reporting to an R callback, without a model
-// around it. Used by tests/testthat/test-progress.R.
+// around it. Used by tests/testthat/test-utils-progress.R.
 #include "rcpp_hooks.h"  // first: RcppEigen.h must come before Rcpp.h
 #include "rcpp_monitor.h"
 

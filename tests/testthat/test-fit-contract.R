@@ -73,7 +73,7 @@ test_that("one find_label_issues() method serves every fit with label issues", {
   expect_error(find_label_issues(fits$label_dist_baseline), class = "noisylabels_error_no_method")
   expect_error(find_label_issues(fits$sgd_robust, tolerance = 0.1), class = "noisylabels_error_tolerance")
   res <- find_label_issues(fits$gpc_ep)
-  expect_error(find_label_issues(res), class = "noisylabels_error_object")
+  expect_error(find_label_issues(res), class = "noisylabels_error_no_method")
   expect_false(inherits(res, "noisylabels_fit"))
 })
 

@@ -25,21 +25,6 @@ test_that("detection_metrics matches a brute-force AUC and reads precision at re
   expect_equal(detection_metrics(1:3, c(TRUE, FALSE, FALSE), inferred = 1:3, actual = 1:3)$r_squared, 1)
 })
 
-test_that("corrupt_labels corrupts exactly round(rate * n) labels of the documented kind", {
-  set.seed(2)
-  y <- rnorm(50)
-  cl <- corrupt_labels(y, rate = 0.3, level = 2)
-  expect_length(cl$corrupted, 15)
-  expect_equal(which(cl$y != y), cl$corrupted)
-  expect_equal(cl$y - y, cl$noise)
-  f <- factor(sample(c("a", "b", "c"), 40, TRUE))
-  cf <- corrupt_labels(f, rate = 0.25)
-  expect_equal(which(cf$y != f), cf$corrupted)
-  expect_equal(levels(cf$y), levels(f))
-  expect_equal(corrupt_labels(c(-1, 1, 1, -1), rate = 1, type = "flip")$y, c(1, -1, -1, 1))
-  expect_error(corrupt_labels(y, rate = 1.5), class = "noisylabels_error_input")
-})
-
 test_that("detection_metrics() counts in doubles at sizes where npos x nneg passes 2^31", {
   n <- 120000
   scores <- c(rep(2, n / 2), rep(1, n / 2)) + seq_len(n) * 1e-9

@@ -226,3 +226,16 @@ test_that("the dense memory check names approx = 'vecchia' as the way out", {
   d <- vecchia_fit_case(n = 60, seed = 9)
   expect_error(gpr_loo(d$x, d$y, approx = "dense"), "vecchia", class = "noisylabels_error_memory")
 })
+
+test_that("one resolver picks every GP path's backend at its measured threshold", {
+  ns <- asNamespace("noisylabels")
+  expect_identical(ns$gp_backend("fit", ns$vecchia_auto_n), "dense")
+  expect_identical(ns$gp_backend("fit", ns$vecchia_auto_n + 1L), "vecchia")
+  expect_identical(ns$resolve_approx("auto", 2500L, 20L, 1L)$approx, "vecchia")
+  expect_identical(ns$resolve_approx("auto", 500L, 20L, 1L)$approx, "dense")
+  # the leave-one-out pass is one pass: dense far beyond the fits' threshold
+  expect_identical(ns$gp_backend("loo", 5 * ns$vecchia_auto_n), "dense")
+  withr::local_options(noisylabels.gp_loo_dense_max = 100L)
+  expect_identical(ns$gp_backend("loo", 101L), "vecchia")
+  expect_error(ns$gp_backend("nothing", 10L))
+})

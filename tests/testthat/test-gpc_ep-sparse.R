@@ -155,11 +155,11 @@ test_that("sparse predictions with Z = X equal dense ones; fits agree end to end
 })
 
 test_that("approx = 'auto' and the inducing rule", {
-  expect_identical(ns$gpc_ep_resolve_approx("auto", 194, NULL), "dense")  # thyroid
-  expect_identical(ns$gpc_ep_resolve_approx("auto", 1000, NULL), "dense")
-  expect_identical(ns$gpc_ep_resolve_approx("auto", 1001, NULL), "sparse")
-  expect_identical(ns$gpc_ep_resolve_approx("auto", 5000, NULL), "sparse")
-  expect_identical(ns$gpc_ep_resolve_approx("auto", 50, 10L), "sparse")
+  expect_identical(ns$gp_backend("classify", 194), "dense")  # thyroid
+  expect_identical(ns$gp_backend("classify", 1000), "dense")
+  expect_identical(ns$gp_backend("classify", 1001), "sparse")
+  expect_identical(ns$gp_backend("classify", 5000), "sparse")
+  expect_identical(ns$gp_backend("classify", 50, inducing = 10L), "sparse")
   expect_identical(ns$gpc_ep_default_inducing(50), 50L)
   expect_identical(ns$gpc_ep_default_inducing(2000), 100L)
   expect_identical(ns$gpc_ep_default_inducing(20000), 283L)

@@ -89,3 +89,98 @@ test_that("too few observations is a classed error naming gpr_baseline()", {
   }
   expect_error(gpr_baseline(x[1, , drop = FALSE], 1), class = "noisylabels_error_too_few")
 })
+
+# Leave-one-out mean and latent variance of label i under fixed
+# hyperparameters, by conditioning on the other labels (standardised scale).
+brute_loo <- function(fit) {
+  K <- kernel_matrix(fit$kernel, fit$x)
+  noise <- fit$sigma2 / fit$y_scale^2
+  m <- (fit$mean - fit$y_center) / fit$y_scale
+  n <- nrow(fit$x)
+  t(vapply(seq_len(n), function(i) {
+    A <- K[-i, -i] + diag(noise, n - 1)
+    mu <- m + drop(K[i, -i] %*% solve(A, fit$y[-i] - m))
+    v <- K[i, i] - drop(K[i, -i] %*% solve(A, K[-i, i]))
+    c(fit$y_center + fit$y_scale * mu, v * fit$y_scale^2)
+  }, numeric(2)))
+}
+
+test_that("a baseline's label issues compare each label with its held-out prediction", {
+  d <- appended_outliers()
+  b <- suppressWarnings(gpr_baseline(d$x, d$y, "trimmed", trim = 0.15))
+  expect_true(inherits(b, "noisylabels_fit"))
+  expect_true(b$has_p_wrong)
+  li <- label_issues(b)
+  li <- li[order(li$row), ]
+  kept <- b$kept
+  out <- setdiff(seq_along(d$y), kept)
+  expect_true(all(d$out %in% out))
+  # kept labels: leave-one-out from the final GP; trimmed ones: its prediction
+  loo <- brute_loo(b$fit)
+  pred <- numeric(length(d$y))
+  latent_var <- numeric(length(d$y))
+  pred[kept] <- loo[, 1]
+  latent_var[kept] <- pmax(loo[, 2], 1e-4 * b$fit$sigma2)
+  p_out <- predict(b$fit, d$x[out, , drop = FALSE], se.fit = TRUE)
+  pred[out] <- p_out$fit
+  latent_var[out] <- pmax(p_out$se.fit^2, 1e-4 * b$fit$sigma2)
+  z <- (d$y - pred) / sqrt(latent_var + b$fit$sigma2)
+  expect_equal(li$suggested_value, pred, tolerance = 1e-6)
+  expect_equal(li$z, z, tolerance = 1e-6)
+  expect_equal(li$score, abs(z), tolerance = 1e-6)
+  expect_equal(noise_scores(b), abs(z), tolerance = 1e-6)
+  expect_identical(li$kept, seq_along(d$y) %in% kept)
+  expect_identical(li$flagged, li$q_value <= 0.1)
+  expect_true(all(d$out %in% li$row[li$flagged]))
+  # with a tolerance: P(|y - T| > tol), T ~ N(pred, latent variance)
+  tol <- 0.5
+  lt <- label_issues(b, tolerance = tol)
+  lt <- lt[order(lt$row), ]
+  sd_t <- sqrt(latent_var)
+  expect_equal(lt$p_wrong, pnorm((d$y - pred - tol) / sd_t) + pnorm((pred - d$y - tol) / sd_t),
+               tolerance = 1e-6)
+  # find_label_issues() counts them as label_issues() does
+  r <- find_label_issues(b)
+  expect_equal(r$wrong_count$estimate, sum(li$p_wrong))
+  expect_identical(r$task, "regression")
+  # fitted and residuals at the training inputs
+  expect_equal(fitted(b), predict(b, d$x))
+  expect_equal(residuals(b), d$y - predict(b, d$x))
+  expect_identical(nobs(b), length(d$y))
+  # the likelihood of the kept labels
+  expect_equal(as.numeric(logLik(b)), as.numeric(logLik(b$fit)))
+  expect_identical(attr(logLik(b), "nobs"), length(kept))
+  s <- summary(b)
+  expect_s3_class(s, "summary.gpr_baseline")
+  expect_identical(s$n_flagged, sum(li$flagged))
+  expect_output(print(s), "trimming round")
+})
+
+test_that("Yeo-Johnson: densities carry the transform's Jacobian, suggested values are transformed back", {
+  set.seed(3)
+  s <- sim_friedman(50, corruption = "constant", prob = 0.1)
+  t <- sim_friedman(20)
+  b <- gpr_baseline(s$x, s$y, "yeo_johnson")
+  lam <- b$lambda
+  # the Jacobian by finite differences of the transform itself
+  h <- 1e-6
+  log_jac <- function(y) log((ns$yeo_johnson(y + h, lam) - ns$yeo_johnson(y - h, lam)) / (2 * h))
+  p <- predict(b, t$x, se.fit = TRUE)
+  zt <- ns$yeo_johnson(t$y, lam)
+  expect_equal(predictive_loglik(b, t$x, t$y),
+               mean(dnorm(zt, p$fit_transformed, p$sd, log = TRUE) + log_jac(t$y)), tolerance = 1e-6)
+  ll <- logLik(b)
+  expect_equal(as.numeric(ll), as.numeric(logLik(b$fit)) + sum(log_jac(s$y)), tolerance = 1e-6)
+  expect_identical(attr(ll, "df"), attr(logLik(b$fit), "df") + 1)
+  li <- label_issues(b)
+  li <- li[order(li$row), ]
+  loo <- brute_loo(b$fit)
+  expect_equal(li$suggested_value, ns$yeo_johnson_inverse(loo[, 1], lam), tolerance = 1e-6)
+  expect_true(all(li$suggested_lower <= li$suggested_value & li$suggested_value <= li$suggested_upper))
+  expect_error(label_issues(b, tolerance = 1), class = "noisylabels_error_tolerance")
+  expect_error(find_label_issues(b, tolerance = 1), class = "noisylabels_error_tolerance")
+  # a winsorised fit modelled other labels: no likelihood of the given ones
+  w <- gpr_baseline(s$x, s$y, "winsorize")
+  expect_error(logLik(w), class = "noisylabels_error_no_method")
+  expect_true(is.finite(predictive_loglik(w, t$x, t$y)))
+})

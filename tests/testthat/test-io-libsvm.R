@@ -44,18 +44,3 @@ test_that("read_libsvm reads the a7a files when the shared data are present", {
   expect_true(all(d$x@x == 1))  # one-hot coded Adult attributes
   expect_true(all(Matrix::rowSums(d$x) <= 14))  # at most one of 123 indicators per attribute group
 })
-
-test_that("flip_labels flips exactly round(rate n) labels and reports them", {
-  set.seed(1)
-  y <- rep(c(-1, 1), 50)
-  fl <- flip_labels(y, 0.23)
-  expect_equal(sum(fl$flipped), 23)
-  expect_equal(which(fl$flipped), fl$index)
-  expect_equal(fl$y[fl$flipped], -y[fl$flipped])
-  expect_equal(fl$y[!fl$flipped], y[!fl$flipped])
-  f <- factor(rep(c("a", "b"), 10))
-  ff <- flip_labels(f, 0.5)
-  expect_equal(sum(ff$y != f), 10)
-  expect_error(flip_labels(1:3, 0.1), class = "noisylabels_error_input")
-  expect_error(flip_labels(y, 1.5), class = "noisylabels_error_input")
-})

@@ -267,9 +267,9 @@ test_that("the count interval spans both clean-shape estimators", {
 
 test_that("the GP leave-one-out backend is dense at 10^4 rows when memory allows", {
   withr::local_options(noisylabels.max_gb = 8, noisylabels.gp_loo_dense_max = NULL)
-  expect_identical(noisylabels:::gp_loo_backend(10000), "dense")
-  expect_identical(noisylabels:::gp_loo_backend(10000, limit_gb = 2), "vecchia")
-  expect_identical(noisylabels:::gp_loo_backend(20000), "vecchia")
+  expect_identical(noisylabels:::gp_backend("loo", 10000), "dense")
+  expect_identical(noisylabels:::gp_backend("loo", 10000, limit_gb = 2), "vecchia")
+  expect_identical(noisylabels:::gp_backend("loo", 20000), "vecchia")
   withr::local_options(noisylabels.gp_loo_dense_max = 100)
-  expect_identical(noisylabels:::gp_loo_backend(101), "vecchia")
+  expect_identical(noisylabels:::gp_backend("loo", 101), "vecchia")
 })

@@ -28,7 +28,7 @@ struct GprLooOptions {
   double lambda = 0.0;        // l_p penalty weight (eq. 17)
   double p = 1.0;             // l_p exponent
   double sigma_floor = 1e-8;  // sigma_i >= floor: 0 is absorbing for eq. 8
-  double damping = 0.8;       // Jacobi step size omega (inst/bench/gpr_loo_solvers.R)
+  double damping = 0.8;       // Jacobi step size omega (inst/bench/gpr_loo.R)
   int max_sweeps = 200;       // noise_var sweeps per outer round
   int max_outer = 30;         // alternating rounds
   int max_hyper_iter = 50;    // L-BFGS iterations per theta step

@@ -1,7 +1,7 @@
 // Dense symmetric positive-definite linear algebra for the GP methods.
 // One module owns factorizations, jitter and failure reporting.
 // Backends: LAPACK (dpotrf/dtrtri/dpotri through the BLAS R links to) or
-// Eigen's LLT; LAPACK is the default (inst/bench/linalg.R measures both).
+// Eigen's LLT; LAPACK is the default (inst/bench/gpr_loo.R, section 1, measures both).
 // The LAPACK backend runs the blocked forms of linalg/blocked.h, which poll
 // the Monitor given to compute() and the inverses between blocks; the Eigen
 // backend does not poll.

@@ -1,0 +1,31 @@
+# Label corruption for simulations (R/sim-corrupt.R).
+
+test_that("corrupt_labels corrupts exactly round(rate * n) labels of the documented kind", {
+  set.seed(2)
+  y <- rnorm(50)
+  cl <- corrupt_labels(y, rate = 0.3, level = 2)
+  expect_length(cl$corrupted, 15)
+  expect_equal(which(cl$y != y), cl$corrupted)
+  expect_equal(cl$y - y, cl$noise)
+  f <- factor(sample(c("a", "b", "c"), 40, TRUE))
+  cf <- corrupt_labels(f, rate = 0.25)
+  expect_equal(which(cf$y != f), cf$corrupted)
+  expect_equal(levels(cf$y), levels(f))
+  expect_equal(corrupt_labels(c(-1, 1, 1, -1), rate = 1, type = "flip")$y, c(1, -1, -1, 1))
+  expect_error(corrupt_labels(y, rate = 1.5), class = "noisylabels_error_input")
+})
+
+test_that("flip_labels flips exactly round(rate n) labels and reports them", {
+  set.seed(1)
+  y <- rep(c(-1, 1), 50)
+  fl <- flip_labels(y, 0.23)
+  expect_equal(sum(fl$flipped), 23)
+  expect_equal(which(fl$flipped), fl$index)
+  expect_equal(fl$y[fl$flipped], -y[fl$flipped])
+  expect_equal(fl$y[!fl$flipped], y[!fl$flipped])
+  f <- factor(rep(c("a", "b"), 10))
+  ff <- flip_labels(f, 0.5)
+  expect_equal(sum(ff$y != f), 10)
+  expect_error(flip_labels(1:3, 0.1), class = "noisylabels_error_input")
+  expect_error(flip_labels(y, 1.5), class = "noisylabels_error_input")
+})
