@@ -129,12 +129,13 @@
 #'   number of inducing points (at most n), or a numeric matrix of inducing
 #'   inputs with the columns of `x` on its original scale (for formula fits,
 #'   the columns of the model matrix).
-#' @param control A list from [gpc_ep_control()].
-#' @param threads Threads of the BLAS (OpenBLAS, BLIS or MKL) inside the fit,
-#'   whose EP sweeps and refreshes are matrix products and triangular solves
-#'   (default `getOption("noisylabels.threads", 1)`; the option
-#'   `noisylabels.blas_threads`, if set, takes precedence, see
-#'   [noisylabels-package]). Capped at the available cores.
+#' @param control Tuning of the solver, from [gpc_ep_control()].
+#' @param threads Cores the fit may use (default
+#'   `getOption("noisylabels.threads", 1)`; capped at the available cores).
+#'   The EP sweeps and refreshes are matrix products and triangular solves
+#'   made from one thread, so they become the threads of the BLAS (OpenBLAS,
+#'   BLIS or MKL) inside the fit; the option `noisylabels.blas_threads`, if
+#'   set, takes precedence. See "Threads" in [noisylabels-package].
 #' @param verbose Show a progress bar (see [noisylabels-progress]): the outer
 #'   epsilon iterations, or the kernel optimiser's evaluations when epsilon is
 #'   fixed; for `multiclass = "ovr"` the classes. `NULL` (default): in
@@ -142,7 +143,7 @@
 #' @param subset,na.action For the formula method: rows to use, and what to do
 #'   with missing values (`na.fail` by default: missing values are an error).
 #' @param ... For the formula method, arguments passed to the x/y method.
-#' @return An object of class `gpc_ep` (`gpc_ep_ovr` for one-vs-rest) with,
+#' @return A fit of class `c("gpc_ep", "noisylabels_fit")` (`gpc_ep_ovr` for one-vs-rest) with,
 #'   among others, `epsilon` (the learned or fixed rate), `kernel` (the fitted
 #'   [gp_kernel()]), `log_z` (the EP log marginal likelihood), `latent_mean`
 #'   and `latent_var` (posterior marginals of `f` at the training points),

@@ -45,7 +45,7 @@
 #'   `"trimmed"` work on either backend; `"trimmed_mll"` needs the dense
 #'   n x n covariance for its subset step and refuses `"vecchia"` (`"auto"`
 #'   keeps it dense).
-#' @param control A [gpr_pursuit_control()] list.
+#' @param control Tuning of the pursuit fit, from [gpr_pursuit_control()].
 #' @return A fit of class `c("gpr_baseline", "noisylabels_fit")`, with
 #'   `print()`, `summary()`, `predict()`, `fitted()`, `residuals()`,
 #'   `logLik()`, [noise_scores()], [label_issues()] (see

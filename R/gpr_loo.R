@@ -138,10 +138,12 @@
 #'   result's `sigma_floor`).
 #' @param neighbors Size m of each Vecchia conditioning set (ignored by the
 #'   dense backend; `neighbors >= n - 1` falls back to dense with a message).
-#' @param threads OpenMP threads for the Vecchia backend's per-label work
-#'   (default `getOption("noisylabels.threads", 1)`). The same seed and thread
-#'   count give the identical fit.
-#' @param control List from [gpr_loo_control()].
+#' @param threads Cores the fit may use (default
+#'   `getOption("noisylabels.threads", 1)`): the OpenMP team of the Vecchia
+#'   backend's per-label work (the dense backend's BLAS stays on one thread,
+#'   see "Threads" in [noisylabels-package]). The same seed and thread count
+#'   give the identical fit.
+#' @param control Tuning of the solver, from [gpr_loo_control()].
 #' @param verbose Show a progress bar over the alternating rounds of every
 #'   start? `NULL` (default): in interactive sessions, or when
 #'   `options(noisylabels.progress = TRUE)`.

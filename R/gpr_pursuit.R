@@ -200,9 +200,10 @@
 #'   2,000 labels, the threshold [gpr_loo()] uses).
 #' @param neighbors Size m of each Vecchia conditioning set (ignored by the
 #'   dense backend; `neighbors >= n - 1` falls back to dense with a message).
-#' @param threads OpenMP threads for the Vecchia backend's per-label work
-#'   (default `getOption("noisylabels.threads", 1)`).
-#' @param control A list from [gpr_pursuit_control()].
+#' @param threads Cores the fit may use (default
+#'   `getOption("noisylabels.threads", 1)`): the OpenMP team of the Vecchia
+#'   backend's per-label work (see "Threads" in [noisylabels-package]).
+#' @param control Tuning of the solver, from [gpr_pursuit_control()].
 #' @param verbose Show a progress bar over the pursuit's support sizes? `NULL`
 #'   (default): in interactive sessions, or when
 #'   `options(noisylabels.progress = TRUE)`.
