@@ -12,7 +12,9 @@ available_cores <- function() {
 # huge count makes OpenMP or ranger abort the R session).
 check_threads <- function(threads, arg = "threads", call = parent.frame()) {
   threads <- check_count(threads, arg, call = call)
-  cores <- available_cores()
+  # one thread never exceeds the cores; asking the system (detectCores()
+  # runs a command on Linux, about 4 ms) is left to counts above one
+  cores <- if (threads > 1L) available_cores() else 1L
   if (threads > cores) {
     cli::cli_inform(c("i" = "{.arg {arg}} = {format(threads, big.mark = ',')} is more than the {cores} core{?s} available; using {cores}."),
                     class = "noisylabels_message_threads")
