@@ -13,15 +13,25 @@
 
 namespace noisylabels {
 
-// The element `key` of `o`; an error naming the key if `o` has none.
+// The element `key` of `o`; an error naming the key if `o` has none, or has
+// it twice (c(list, key = value) appends a second one, which a first-match
+// read would silently ignore).
 inline SEXP option_value(const Rcpp::List& o, const char* key) {
   SEXP names = Rf_getAttrib(o, R_NamesSymbol);
+  R_xlen_t found = -1;
   if (!Rf_isNull(names)) {
     for (R_xlen_t i = 0; i < Rf_xlength(names); ++i) {
-      if (std::string(CHAR(STRING_ELT(names, i))) == key) return VECTOR_ELT(o, i);
+      if (std::string(CHAR(STRING_ELT(names, i))) != key) continue;
+      if (found >= 0) {
+        throw std::invalid_argument(std::string("option '") + key + "' appears twice in the list R sent");
+      }
+      found = i;
     }
   }
-  throw std::invalid_argument(std::string("option '") + key + "' is missing from the list R sent");
+  if (found < 0) {
+    throw std::invalid_argument(std::string("option '") + key + "' is missing from the list R sent");
+  }
+  return VECTOR_ELT(o, found);
 }
 
 template <class T>

@@ -184,10 +184,10 @@ test_that("blocked sweeps give the same EP iterates as one-at-a-time rank-one up
   for (eps in c(0, 0.05, 0.2)) {
     for (clamp in c(FALSE, TRUE)) {
       ep3 <- modifyList(ep_tight, list(max_sweeps = 3L, min_sweeps = 3L, clamp = clamp))
-      ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep3, block_size = 0L), 21)
+      ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, utils::modifyList(ep3, list(block_size = 0L)), 21)
       expect_true(ref$proper)
       for (b in c(1L, 7L, 64L, 500L)) {
-        bl <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep3, block_size = b), 21)
+        bl <- hook("gpc_ep_run_k", K, d$y, eps, 0, utils::modifyList(ep3, list(block_size = b)), 21)
         lab <- sprintf("eps = %g, clamp = %s, block = %d", eps, clamp, b)
         expect_same_ep_run(bl, ref, lab)
       }
@@ -208,10 +208,10 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
   for (eps in c(0, 0.05, 0.2)) {
     for (clamp in c(FALSE, TRUE)) {
       ep8 <- modifyList(ep_tight, list(max_sweeps = 8L, min_sweeps = 8L, clamp = clamp))
-      ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep8, refresh_every = 1L), 21)
+      ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, utils::modifyList(ep8, list(refresh_every = 1L)), 21)
       expect_true(ref$proper)
       for (b in c(1L, 7L, 64L)) for (re in c(0L, 3L)) {
-        fa <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep8, block_size = b, refresh_every = re), 21)
+        fa <- hook("gpc_ep_run_k", K, d$y, eps, 0, utils::modifyList(ep8, list(block_size = b, refresh_every = re)), 21)
         lab <- sprintf("eps = %g, clamp = %s, block = %d, refresh_every = %d", eps, clamp, b, re)
         expect_same_ep_run(fa, ref, lab, trace = TRUE)
         # the returned posterior is the exact one for the final sites, up to
@@ -226,8 +226,8 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
   # negative sites (and the sweeps with refreshes from K in between)
   for (eps in c(0.05, 0.2)) {
     ep_d <- modifyList(ep_tight, list(damping = 0.7))
-    ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep_d, refresh_every = 1L), 3)
-    fa <- hook("gpc_ep_run_k", K, d$y, eps, 0, c(ep_d, refresh_every = 10L), 3)
+    ref <- hook("gpc_ep_run_k", K, d$y, eps, 0, utils::modifyList(ep_d, list(refresh_every = 1L)), 3)
+    fa <- hook("gpc_ep_run_k", K, d$y, eps, 0, utils::modifyList(ep_d, list(refresh_every = 10L)), 3)
     expect_true(any(fa$site_tau < 0))
     expect_true(fa$converged)
     expect_identical(fa$sweeps, ref$sweeps)
@@ -236,8 +236,8 @@ test_that("Sigma from the sweep's own factors gives the iterates of the exact re
   # a run that undoes a sweep (revert-and-halve) after factor refreshes
   K2 <- ns$.kernel_gram(d$x, mixed_spec(2, v0 = 100, prec = c(1, 1)))
   ep_n <- modifyList(ep_tight, list(max_sweeps = 100L, tol_logz = 1e-6, tol_site = 1e-4))
-  ref <- hook("gpc_ep_run_k", K2, d$y, 0.1, 0, c(ep_n, refresh_every = 1L), 3)
-  fa <- hook("gpc_ep_run_k", K2, d$y, 0.1, 0, c(ep_n, refresh_every = 0L), 3)
+  ref <- hook("gpc_ep_run_k", K2, d$y, 0.1, 0, utils::modifyList(ep_n, list(refresh_every = 1L)), 3)
+  fa <- hook("gpc_ep_run_k", K2, d$y, 0.1, 0, utils::modifyList(ep_n, list(refresh_every = 0L)), 3)
   expect_gte(fa$reverts, 1L)
   expect_identical(fa$reverts, ref$reverts)
   expect_identical(fa$sweeps, ref$sweeps)

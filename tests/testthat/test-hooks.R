@@ -36,3 +36,21 @@ test_that("at most three Rcpp exports serve only tests and benchmarks", {
   }))
   expect_lte(length(setdiff(native, bodies)), 3L)
 })
+
+test_that("the glue refuses an options list with a key missing or given twice", {
+  set.seed(2)
+  x <- matrix(rnorm(20), 10)
+  y <- rnorm(10)
+  spec <- noisylabels:::kernel_spec(noisylabels:::kernel_resolve(gp_kernel("rbf"), x))
+  o <- list(noise = "full", solver = "jacobi", lambda = 0, p = 1, sigma_floor = 1e-8,
+            damping = 0.8, max_sweeps = 5L, max_outer = 2L, max_hyper_iter = 5L,
+            tol_sweep = 1e-10, tol_outer = 1e-8, learn_hyper = FALSE, jitter = 0,
+            backend = "lapack", neighbors = NULL, threads = 1L, screen_rounds = 1L,
+            screen_hyper_iter = 10L, tol_stationary = 1e-6, adaptive_sweeps = TRUE)
+  ok <- hook("gpr_loo_eval", x, y, spec, rep(0.1, 10), o)
+  expect_true(is.finite(ok$objective))
+  expect_error(hook("gpr_loo_eval", x, y, spec, rep(0.1, 10), o[names(o) != "adaptive_sweeps"]),
+               "option 'adaptive_sweeps' is missing")
+  expect_error(hook("gpr_loo_eval", x, y, spec, rep(0.1, 10), c(o, threads = 2L)),
+               "option 'threads' appears twice")
+})

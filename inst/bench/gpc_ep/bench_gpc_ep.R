@@ -125,9 +125,9 @@ for (n in sizes) {
   ep <- list(max_sweeps = 1L, min_sweeps = 1L, tol_logz = 0, tol_site = 0, damping = 1, clamp = FALSE,
              schedule = "sequential", block_size = 64L, refresh_every = 1L, joint_epsilon = TRUE)
   extra <- 4L
-  variants <- list(factor = c(ep, refresh_every = 0L), exact = c(ep, refresh_every = 1L),
+  variants <- list(factor = utils::modifyList(ep, list(refresh_every = 0L)), exact = utils::modifyList(ep, list(refresh_every = 1L)),
                    parallel = modifyList(ep, list(schedule = "parallel", damping = 0.8)))
-  if (n <= 1000) variants$reference <- c(ep, block_size = 0L, refresh_every = 1L)
+  if (n <= 1000) variants$reference <- utils::modifyList(ep, list(block_size = 0L, refresh_every = 1L))
   fs <- list(chol = function() chol(K))
   for (v in names(variants)) {
     fs[[paste0(v, "_1")]] <- run_k(K, y, modifyList(variants[[v]], list(max_sweeps = 1L, min_sweeps = 1L)))
