@@ -284,7 +284,6 @@ sgd_robust.formula <- function(x, data, ...) {
 #' @export
 sgd_robust.default <- function(x, y = NULL,
                                loss = c("smooth_ramp", "gompertz", "hinge", "logistic", "ramp"),
-                               method = c("sgd", "asgd", "pegasos"),
                                lambda = 1e-4, s = -1, alpha = NULL, beta = NULL, c = 2,
                                epochs = 15L, standardize = TRUE, init = NULL,
                                weights = NULL, class_weight = NULL,
