@@ -418,9 +418,8 @@ find_label_issues.default <- function(x = NULL, y = NULL, labels = NULL, pred_pr
     }
   }
   if (inherits(method, "noisylabels_fit")) {
-    check_fit(method, "noisylabels_fit", arg = "method", call = call)
-    if (!has_own_method("label_issues", method)) abort_no_method("find_label_issues", method, call = call)
-    return(issues_from_fit(method, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call))
+    return(issues_from_given_fit(method, n_issues, fdr, tolerance, arg = "method", call = call,
+                                 frame = call))
   }
   if (!is.null(label_dist) || !is.null(groups)) {
     # Group label distributions: the only model for them is label_dist_vb().

@@ -161,8 +161,15 @@ has_own_method <- function(generic, object) {
 find_label_issues.noisylabels_fit <- function(x, n_issues = NULL, fdr = 0.1, tolerance = NULL, ...) {
   call <- match.call()
   check_dots_empty("find_label_issues", ...)
-  check_fit(x, "noisylabels_fit")
-  if (!has_own_method("label_issues", x)) abort_no_method("find_label_issues", x, call = environment())
   if (!is.null(n_issues)) n_issues <- check_count(n_issues, "n_issues", lower = 0)
-  issues_from_fit(x, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call)
+  issues_from_given_fit(x, n_issues, fdr, tolerance, arg = "x", call = call, frame = environment())
+}
+
+# find_label_issues() of a fit the user gave (as `x` or as `method`): the
+# parent class's check, a fit with its own label_issues(), then its issues.
+# `frame`: what errors name.
+issues_from_given_fit <- function(fit, n_issues, fdr, tolerance, arg, call, frame) {
+  check_fit(fit, "noisylabels_fit", arg = arg, call = frame)
+  if (!has_own_method("label_issues", fit)) abort_no_method("find_label_issues", fit, call = frame)
+  issues_from_fit(fit, n_issues = n_issues, fdr = fdr, tolerance = tolerance, call = call)
 }

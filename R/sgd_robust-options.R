@@ -1,4 +1,4 @@
-# Checks the scalar settings of sgd_robust() and derives the penalty split
+# Checks the model settings of sgd_robust() and derives the penalty split
 # (lambda into its L2 and L1 parts), the loss description and the step guard.
 sgd_settings <- function(loss, method, option, bias, multiclass, warm_start, penalty, lambda,
                          l1_ratio, s, alpha, beta, c, eta, epochs, tol, bias_step, step_guard,
@@ -13,16 +13,9 @@ sgd_settings <- function(loss, method, option, bias, multiclass, warm_start, pen
   if (method == "pegasos" && lambda_l2 == 0) {
     abort_input("Pegasos needs {.arg lambda} > 0 (its step is 1/(lambda t)).", call = call)
   }
-  if (!is.null(eta)) check_number(eta, "eta", lower = 0, open_lower = TRUE, call = call)
+  # eta, tol, bias_step, step_guard, eta_sample, record_iterates come from
+  # sgd_robust_control(), which checked them
   epochs <- check_count(epochs, "epochs", call = call)
-  check_number(tol, "tol", lower = 0, call = call)
-  check_number(bias_step, "bias_step", lower = 0, open_lower = TRUE, call = call)
-  if (!is.numeric(step_guard) || length(step_guard) != 1L || is.na(step_guard) || step_guard < 0) {
-    abort_input("{.arg step_guard} must be a single number >= 0 (0 or Inf switches the guard off).",
-                call = call)
-  }
-  eta_sample <- check_count(eta_sample, "eta_sample", call = call)
-  check_flag(record_iterates, "record_iterates", call = call)
   loss_spec <- sgd_loss_spec(loss, s = s, alpha = alpha, beta = beta, c = c, call = call)
   check_flag(standardize, "standardize", call = call)
   check_flag(verbose, "verbose", call = call)
